@@ -1,0 +1,59 @@
+import type { FastifyRequest } from 'fastify';
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { Unauthorized } from '../../lib/errors.js';
+import { verifyUserHmac } from '../../lib/keys.js';
+import type { KeyOwner } from '../projects/service.js';
+
+export interface IdentityClaims {
+  sub: string;
+  email?: string;
+  name?: string;
+}
+
+/**
+ * Verifies an HS256 JWT signed with the project's HMAC secret. Any other `alg` is refused, `sub` is
+ * required, `exp`/`nbf` are honoured with 30 s of clock tolerance. Returns null when invalid.
+ */
+export async function verifyIdentityToken(secret: string, token: string): Promise<IdentityClaims | null> {
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
+      algorithms: ['HS256'],
+      clockTolerance: 30,
+    }));
+  } catch (err) {
+    if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
+    throw err;
+  }
+  if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) return null;
+  const str = (v: unknown) => (typeof v === 'string' && v.length <= 256 ? v : undefined);
+  return { sub: payload.sub, email: str(payload.email), name: str(payload.name) };
+}
+
+/**
+ * Whether this request proves it speaks for end user `externalId`: an `x-user-hmac` over the id, or
+ * an `x-user-token` JWT whose `sub` is the id.
+ */
+export async function requestProvesIdentity(request: FastifyRequest, owner: KeyOwner, externalId: string): Promise<boolean> {
+  const hmac = request.headers['x-user-hmac'];
+  if (typeof hmac === 'string' && verifyUserHmac(owner.hmacSecret, externalId, hmac.trim())) return true;
+  const token = request.headers['x-user-token'];
+  if (typeof token === 'string' && token) {
+    const claims = await verifyIdentityToken(owner.hmacSecret, token.trim());
+    if (claims?.sub === externalId) return true;
+  }
+  return false;
+}
+
+/**
+ * Enforces the project's `identityVerification: "required"` mode for a call that names or touches
+ * end user `externalId` (null: an anonymous conversation, which that mode refuses). Returns whether
+ * the identity was proven, which also matters in optional mode (the agent trusts verified ids only).
+ */
+export async function checkIdentity(request: FastifyRequest, owner: KeyOwner, externalId: string | null): Promise<boolean> {
+  const proven = externalId !== null && (await requestProvesIdentity(request, owner, externalId));
+  if (!proven && owner.project.settings.identityVerification === 'required') {
+    throw Unauthorized('Identity verification required');
+  }
+  return proven;
+}

@@ -1,0 +1,33 @@
+/** One detail of a validation error: where and what. */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/**
+ * An error that maps to one HTTP status and the public `{error}` body. Route and service code throws
+ * these; the one error handler turns them into responses.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+export const BadRequest = (message: string, extra?: Record<string, unknown>) =>
+  new HttpError(400, message, extra);
+export const ValidationError = (details: ErrorDetail[]) =>
+  new HttpError(400, 'Validation error', { details });
+export const Unauthorized = (message = 'Unauthorized') => new HttpError(401, message);
+export const Forbidden = (message: string) => new HttpError(403, message);
+export const NotFound = (message: string) => new HttpError(404, message);
+export const Conflict = (message: string) => new HttpError(409, message);
+export const PayloadTooLarge = () => new HttpError(413, 'Request body too large');
+export const TooManyRequests = (retryAfterSeconds: number) =>
+  new HttpError(429, 'Rate limit exceeded', {}, { 'retry-after': String(retryAfterSeconds) });

@@ -1,0 +1,16 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { core } from './001-core.js';
+
+/**
+ * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
+ * Migrations are written with Kysely's schema builder so one file serves SQLite and PostgreSQL.
+ */
+const migrations: Record<string, Migration> = {
+  '001-core': core,
+};
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return migrations;
+  },
+};

@@ -1,0 +1,109 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Row types of every table. Times are ISO 8601 UTC strings with milliseconds in both databases (they
+ * sort as text); JSON columns hold serialized text; flags are 0/1 integers, so that rows read the
+ * same on SQLite and PostgreSQL.
+ */
+export interface ProjectsTable {
+  id: string;
+  name: string;
+  /** JSON: ProjectSettings. */
+  settings: string;
+  hmac_secret: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  project_id: string;
+  kind: 'public' | 'secret';
+  name: string | null;
+  prefix: string;
+  hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface EndUsersTable {
+  id: string;
+  project_id: string;
+  external_id: string;
+  email: string | null;
+  name: string | null;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConversationsTable {
+  id: string;
+  project_id: string;
+  end_user_id: string | null;
+  status: 'ACTIVE' | 'CLOSED';
+  message_count: number;
+  last_message_preview: string | null;
+  last_message_role: 'USER' | 'ASSISTANT' | null;
+  closed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  conversation_id: string;
+  project_id: string;
+  /** Position in the conversation, 1-based; orders history without relying on clock ties. */
+  seq: number;
+  role: 'user' | 'assistant';
+  content: string;
+  /** JSON: UI message parts (assistant) or null. */
+  parts: string | null;
+  /** JSON: cited sources or null. */
+  sources: string | null;
+  status: 'complete' | 'streaming' | 'error';
+  model: string | null;
+  /** JSON: token usage or null. */
+  usage: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FeedbackTable {
+  id: string;
+  project_id: string;
+  conversation_id: string;
+  message_id: string | null;
+  /** message_id or '' so that one rating per (conversation, message) is a plain unique index. */
+  target: string;
+  rating: 'POSITIVE' | 'NEGATIVE';
+  comment: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SkillsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string;
+  instructions: string;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Database {
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  end_users: EndUsersTable;
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  feedback: FeedbackTable;
+  skills: SkillsTable;
+}
+
+// Kept so that later tables can use auto-increment columns without another import site.
+export type { Generated };

@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { createProject as createProjectRow, type CreatedProject } from '../src/api/projects/service.js';
+import type { ProjectSettings } from '../src/api/projects/schema.js';
+import { loadConfig, type Config } from '../src/config.js';
+import type { AppDeps } from '../src/http/context.js';
+import { base62 } from '../src/lib/ids.js';
+import { createRateLimiter } from '../src/limits/index.js';
+import { openStore } from '../src/store/index.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export interface DialectCase {
+  name: 'sqlite' | 'postgres';
+  url: string;
+}
+
+/** SQLite always; PostgreSQL too when TEST_DATABASE_URL is set (STYLE §8: same suite, both databases). */
+export const dialects: DialectCase[] = [
+  { name: 'sqlite', url: 'sqlite::memory:' },
+  ...(process.env.TEST_DATABASE_URL ? [{ name: 'postgres' as const, url: process.env.TEST_DATABASE_URL }] : []),
+];
+
+/** Memory always; Redis too when TEST_REDIS_URL is set. */
+export const limiterKinds: Array<{ name: 'memory' | 'redis'; url?: string }> = [
+  { name: 'memory' },
+  ...(process.env.TEST_REDIS_URL ? [{ name: 'redis' as const, url: process.env.TEST_REDIS_URL }] : []),
+];
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: AppDeps;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  dialect?: DialectCase;
+  /** A Redis URL for the rate limiter; `prefix` lets two apps share (or not share) counts. */
+  redisUrl?: string;
+  redisPrefix?: string;
+  /** Share an already-open store between apps (multi-node tests). */
+  store?: AppDeps['store'];
+  env?: Record<string, string>;
+  logger?: boolean | Record<string, unknown>;
+}
+
+/**
+ * The whole app over a fresh database: an in-memory SQLite, or a PostgreSQL schema of its own that is
+ * dropped on close, so test files can run in parallel against one server.
+ */
+export async function createTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const dialect = options.dialect ?? dialects[0];
+  const config = loadConfig({
+    ANSWERDESK_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: dialect.url,
+    ANSWERDESK_DEMO: 'false',
+    ...options.env,
+  });
+  const schema = dialect.name === 'postgres' && !options.store ? `t_${base62(12).toLowerCase()}` : undefined;
+  const store = options.store ?? (await openStore(dialect.url, { schema }));
+  const limiter = await createRateLimiter(options.redisUrl, options.redisPrefix ?? `test:${base62(10)}`);
+  const deps: AppDeps = { config, store, limiter };
+  const app = await buildApp(deps, { logger: options.logger ?? false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    config,
+    async close() {
+      await app.close();
+      await limiter.close();
+      if (options.store) return;
+      await store.close();
+      if (schema) {
+        const client = new pg.Client({ connectionString: dialect.url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Factory: a project with its default keys, made through the service (the admin API has its own tests). */
+export async function createProject(t: TestApp, settings?: ProjectSettings, name = 'Acme'): Promise<CreatedProject> {
+  return createProjectRow(t.deps.store.db, { name, settings });
+}
+
+export function auth(key: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { 'x-api-key': key, ...extra };
+}
+
+export function adminAuth(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${ADMIN_TOKEN}`, ...extra };
+}
