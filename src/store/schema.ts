@@ -95,6 +95,43 @@ export interface SkillsTable {
   updated_at: string;
 }
 
+export interface ActionsTable {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  /** JSON: StoredHeader[]; secret values are AES-256-GCM ciphertext, never plain text. */
+  headers: string;
+  /** JSON Schema (type object) of the arguments. */
+  parameters: string;
+  /** JSON string[] or null: argument names sent in the query string (explicit mapping). */
+  query_params: string | null;
+  /** JSON string[] or null: argument names sent in the JSON body (explicit mapping). */
+  body_params: string | null;
+  /** JSON string[]. */
+  examples: string;
+  timeout_ms: number;
+  enabled: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ActionCallsTable {
+  id: string;
+  project_id: string;
+  action_id: string;
+  conversation_id: string | null;
+  source: 'agent' | 'test';
+  outcome: 'ok' | 'error';
+  http_status: number | null;
+  latency_ms: number;
+  /** Short, secret-free reason ("HTTP 503", "Timed out after 5000 ms", "Invalid arguments"). */
+  error: string | null;
+  created_at: string;
+}
+
 export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -103,6 +140,8 @@ export interface Database {
   messages: MessagesTable;
   feedback: FeedbackTable;
   skills: SkillsTable;
+  actions: ActionsTable;
+  action_calls: ActionCallsTable;
 }
 
 // Kept so that later tables can use auto-increment columns without another import site.

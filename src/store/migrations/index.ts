@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { core } from './001-core.js';
+import { actions } from './003-actions.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -7,6 +8,7 @@ import { core } from './001-core.js';
  */
 const migrations: Record<string, Migration> = {
   '001-core': core,
+  '003-actions': actions,
 };
 
 export const migrationProvider: MigrationProvider = {
