@@ -1,9 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { conversationRoutes } from './api/conversations/routes.js';
+import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
   await app.register(healthRoutes);
   await app.register(conversationRoutes);
+  await app.register(feedbackRoutes);
 };
