@@ -47,6 +47,11 @@ export interface SafeFetchInit {
    * application code never does.
    */
   addressPolicy?: AddressPolicy;
+  /**
+   * More header names (besides Authorization and Cookie) that must not follow a redirect to another
+   * origin: an action's configured headers and the end user's tokens are credentials for one host.
+   */
+  stripOnCrossOrigin?: readonly string[];
 }
 
 export interface SafeResponse {
@@ -201,7 +206,10 @@ export async function safeFetch(url: string | URL, init: SafeFetchInit): Promise
         }
         if (next.origin !== current.origin) {
           // Credentials meant for one host must not follow a redirect to another.
-          headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
+          const strip = new Set((init.stripOnCrossOrigin ?? []).map((n) => n.toLowerCase()));
+          headers = Object.fromEntries(
+            Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k) && !strip.has(k.toLowerCase())),
+          );
         }
         redirects.push(next.href);
         current = next;
