@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { API_PREFIX, isInstanceAdmin } from '../../http/auth.js';
+import { Forbidden } from '../../lib/errors.js';
+import { adminProject } from './access.js';
+import {
+  adminError,
+  adminErrors,
+  hmacRotated,
+  keyCreated,
+  keyList,
+  keyParams,
+  keyWrapped,
+  projectCreated,
+  projectList,
+  projectParams,
+  projectWrapped,
+} from './admin-schema.js';
+import { createKeyBody, createProjectBody, patchProjectBody } from './schema.js';
+import {
+  createKey,
+  createProject,
+  deleteProject,
+  listKeys,
+  listProjects,
+  revokeKey,
+  rotateHmacSecret,
+  updateProject,
+} from './service.js';
+
+const ADMIN = `${API_PREFIX}/admin`;
+
+/**
+ * Admin API for projects, their keys and their HMAC secret. The instance admin token reaches every
+ * project; a secret key reaches its own project only (others answer 404, as if unknown).
+ */
+export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
+  const db = app.deps.store.db;
+
+  app.post(`${ADMIN}/projects`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Create a project',
+      description:
+        'Instance admin token only. Creates the project with a public key, a secret key and an HMAC secret, all shown only in this response.',
+      body: createProjectBody.describe('The project name and optional settings.'),
+      response: {
+        201: projectCreated,
+        400: adminErrors[400],
+        401: adminErrors[401],
+        403: adminError.describe('A secret key tried to create a project: only the instance admin may.'),
+        429: adminErrors[429],
+      },
+    },
+    handler: async (request, reply) => {
+      // A project's secret key administers that project; creating new ones is an instance-level act.
+      if (!isInstanceAdmin(request)) throw Forbidden('Only the instance admin can create projects');
+      const created = await createProject(db, request.body);
+      return reply.code(201).send(created);
+    },
+  });
+
+  app.get(`${ADMIN}/projects`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'List projects',
+      description: 'The instance admin sees every project; a secret key sees only its own.',
+      response: { 200: projectList, 401: adminErrors[401], 429: adminErrors[429] },
+    },
+    handler: async (request) => {
+      const caller = request.caller;
+      const onlyId = caller?.type === 'key' ? caller.owner.project.id : undefined;
+      return { projects: await listProjects(db, onlyId) };
+    },
+  });
+
+  app.get(`${ADMIN}/projects/:projectId`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Read a project',
+      params: projectParams,
+      response: { 200: projectWrapped, ...adminErrors },
+    },
+    handler: async (request) => ({ project: await adminProject(request, request.params.projectId) }),
+  });
+
+  app.patch(`${ADMIN}/projects/:projectId`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Update a project',
+      description:
+        'Renames and/or changes settings. Settings merge one level deep: `{"widget":{"primaryColor":"#000"}}` keeps the other widget fields; a top-level key given replaces that key.',
+      params: projectParams,
+      body: patchProjectBody.describe('Fields to change.'),
+      response: { 200: projectWrapped, ...adminErrors },
+    },
+    handler: async (request) => {
+      await adminProject(request, request.params.projectId);
+      return { project: await updateProject(db, request.params.projectId, request.body) };
+    },
+  });
+
+  app.delete(`${ADMIN}/projects/:projectId`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Delete a project',
+      description: 'Deletes the project and everything in it (keys, end users, conversations, knowledge, actions, skills).',
+      params: projectParams,
+      response: { 204: z.null().describe('Deleted.'), ...adminErrors },
+    },
+    handler: async (request, reply) => {
+      await adminProject(request, request.params.projectId);
+      await deleteProject(db, request.params.projectId);
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.post(`${ADMIN}/projects/:projectId/keys`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Create an API key',
+      description: 'The full key is in `secret` and is shown only in this response.',
+      params: projectParams,
+      body: createKeyBody.nullish().describe('Optional; `kind` defaults to "public".'),
+      response: { 201: keyCreated, ...adminErrors },
+    },
+    handler: async (request, reply) => {
+      await adminProject(request, request.params.projectId);
+      const input = request.body ?? { kind: 'public' as const };
+      return reply.code(201).send(await createKey(db, request.params.projectId, input));
+    },
+  });
+
+  app.get(`${ADMIN}/projects/:projectId/keys`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'List API keys',
+      params: projectParams,
+      response: { 200: keyList, ...adminErrors },
+    },
+    handler: async (request) => {
+      await adminProject(request, request.params.projectId);
+      return { keys: await listKeys(db, request.params.projectId) };
+    },
+  });
+
+  app.delete(`${ADMIN}/projects/:projectId/keys/:keyId`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Revoke an API key',
+      description: 'The key answers 401 on every endpoint from now on. Revoking twice returns the same key.',
+      params: keyParams,
+      response: { 200: keyWrapped, ...adminErrors },
+    },
+    handler: async (request) => {
+      await adminProject(request, request.params.projectId);
+      return { key: await revokeKey(db, request.params.projectId, request.params.keyId) };
+    },
+  });
+
+  app.post(`${ADMIN}/projects/:projectId/hmac-secret/rotate`, {
+    schema: {
+      tags: ['admin'],
+      summary: 'Rotate the HMAC secret',
+      description: 'Generates a new HMAC secret; identity signatures and JWTs made with the old one stop verifying at once.',
+      params: projectParams,
+      response: { 200: hmacRotated, ...adminErrors },
+    },
+    handler: async (request) => {
+      await adminProject(request, request.params.projectId);
+      return { hmacSecret: await rotateHmacSecret(db, request.params.projectId) };
+    },
+  });
+};
