@@ -1,0 +1,95 @@
+import { distinctSources, readHits, type HitLike } from '../sources.js';
+import { clip, coverage, keywords, sentences } from './text.js';
+import type { BuiltinDecision, BuiltinTurn } from './types.js';
+
+/** Name of the knowledge tool (the contract with src/knowledge). */
+export const KNOWLEDGE_TOOL = 'search_knowledge';
+
+/** A passage must cover at least this share of the question's keywords to be used. */
+const MIN_COVERAGE = 0.34;
+/** At most this many passages (distinct sources) go into one answer. */
+const MAX_PASSAGES = 2;
+/** Characters taken from one passage. */
+const MAX_PASSAGE_CHARS = 480;
+
+export const DONT_KNOW =
+  "I'm sorry, I couldn't find anything about that in our help content, so I'd rather not guess. " +
+  'Could you rephrase the question, or ask about something else?';
+
+/**
+ * The knowledge part of the builtin model: searches once per question when the knowledge tool is
+ * offered, then answers from the passages that really match, citing them as [n].
+ */
+export function knowledgeSkill(turn: BuiltinTurn): BuiltinDecision | null {
+  const done = turn.outcomes.filter((o) => o.toolName === KNOWLEDGE_TOOL);
+  if (done.length > 0) {
+    const last = done[done.length - 1];
+    if (last.isError) return { kind: 'answer', text: "I'm sorry, I couldn't search our help content just now. Please try again in a moment." };
+    return { kind: 'answer', text: answerFromHits(turn.question, readHits(last.output)) };
+  }
+  if (turn.outcomes.length > 0) return null;
+  if (!turn.tools.some((t) => t.name === KNOWLEDGE_TOOL)) return null;
+  const query = searchQuery(turn);
+  if (!query) return null;
+  return { kind: 'call', toolName: KNOWLEDGE_TOOL, input: { query } };
+}
+
+/**
+ * The question itself; a short follow-up ("and the price?") is searched together with the user's
+ * previous message, which names what it is about.
+ */
+export function searchQuery(turn: BuiltinTurn): string {
+  const question = turn.question.trim();
+  if (keywords(question).length === 0) return '';
+  const previous = turn.userTexts.length > 1 ? turn.userTexts[turn.userTexts.length - 2] : '';
+  if (keywords(question).length < 2 && previous) return clip(`${previous} ${question}`, 500);
+  return clip(question, 500);
+}
+
+interface Scored {
+  hit: HitLike;
+  coverage: number;
+}
+
+/** Composes a cited answer from the hits, or says plainly that nothing matched. */
+export function answerFromHits(question: string, hits: HitLike[]): string {
+  const asked = keywords(question);
+  const sources = distinctSources(hits);
+  const scored: Scored[] = hits
+    .map((hit) => ({ hit, coverage: coverage(asked, keywords(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`)) }))
+    .filter((s) => s.coverage >= MIN_COVERAGE);
+  if (scored.length === 0) return DONT_KNOW;
+
+  const used = new Set<string>();
+  const paragraphs: string[] = [];
+  for (const s of scored) {
+    if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
+    // A second passage only when it is nearly as relevant as the first.
+    if (used.size > 0 && s.coverage < scored[0].coverage * 0.75) continue;
+    used.add(s.hit.sourceId);
+    const n = sources.findIndex((src) => src.sourceId === s.hit.sourceId) + 1;
+    paragraphs.push(`${bestExcerpt(asked, s.hit.text)} [${n}]`);
+  }
+  return paragraphs.join('\n\n');
+}
+
+/**
+ * The sentence that covers the question best, with the sentences that follow it while they fit: the
+ * answer to "how do I…" usually continues after the sentence that names the topic.
+ */
+function bestExcerpt(asked: string[], text: string): string {
+  const list = sentences(text);
+  if (list.length === 0) return clip(text.trim(), MAX_PASSAGE_CHARS);
+  let best = 0;
+  let bestScore = -1;
+  list.forEach((s, i) => {
+    const score = coverage(asked, keywords(s));
+    if (score > bestScore) {
+      best = i;
+      bestScore = score;
+    }
+  });
+  let out = list[best];
+  for (let i = best + 1; i < list.length && out.length + list[i].length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
+  return clip(out, MAX_PASSAGE_CHARS);
+}

@@ -1,0 +1,51 @@
+import type { LanguageModelV3FunctionTool } from '@ai-sdk/provider';
+
+export type JsonSchema = LanguageModelV3FunctionTool['inputSchema'];
+
+/** A tool the agent offered to the model for this call (name, description, JSON Schema of its input). */
+export interface OfferedTool {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/** A tool call the builtin model made earlier in this answer, with what came back. */
+export interface ToolOutcome {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** The tool's JSON output, or its text output, or the error text when `isError`. */
+  output: unknown;
+  isError: boolean;
+}
+
+/**
+ * What the builtin model knows when it decides its next step: a plain view of the prompt the AI SDK
+ * handed it. Modules decide from this alone, which keeps them deterministic and testable.
+ */
+export interface BuiltinTurn {
+  /** Text of the user's latest message. */
+  question: string;
+  /** Every user message's text, oldest first; the last one is `question`. */
+  userTexts: string[];
+  /** Text of the assistant message before `question`, if any (e.g. a question we asked). */
+  previousAnswer: string | null;
+  /** The system prompt (project instructions, page context, skills). */
+  system: string;
+  /** Name the system prompt gives the assistant's company, if any (for greetings). */
+  projectName: string | null;
+  tools: OfferedTool[];
+  /** Tool calls of this answer so far (calls made after `question`), oldest first. */
+  outcomes: ToolOutcome[];
+}
+
+/** The builtin model's next step: call one tool, or answer in text (which ends the answer). */
+export type BuiltinDecision =
+  | { kind: 'call'; toolName: string; input: Record<string, unknown> }
+  | { kind: 'answer'; text: string };
+
+/**
+ * One decision module (small talk, knowledge, actions): returns its decision, or null to let the
+ * next module decide.
+ */
+export type BuiltinSkill = (turn: BuiltinTurn) => BuiltinDecision | null;
