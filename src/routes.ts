@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { conversationRoutes } from './api/conversations/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
+import { identityRoutes } from './api/identity/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
@@ -10,4 +11,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(conversationRoutes);
   await app.register(feedbackRoutes);
   await app.register(projectAdminRoutes);
+  await app.register(identityRoutes);
 };

@@ -19,7 +19,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
 function send(request: FastifyRequest, reply: FastifyReply, err: HttpError): void {
   const body: Record<string, unknown> = { error: err.message, ...err.extra };
-  if (request.routeOptions.config?.identityErrors) {
+  // The identity routes answer a bad body as {verified:false,error} (their own failures carry
+  // verified:false already); auth, rate-limit and server errors keep the plain {error} shape.
+  if (request.routeOptions.config?.identityErrors && err.statusCode === 400) {
     body.verified = false;
     delete body.details;
   }
