@@ -4,6 +4,7 @@ import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
+import { skillRoutes } from './api/skills/routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
@@ -11,5 +12,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(conversationRoutes);
   await app.register(feedbackRoutes);
   await app.register(projectAdminRoutes);
+  await app.register(skillRoutes);
   await app.register(identityRoutes);
 };
