@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
@@ -13,5 +14,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(feedbackRoutes);
   await app.register(projectAdminRoutes);
   await app.register(skillRoutes);
+  await app.register(conversationAdminRoutes);
   await app.register(identityRoutes);
 };

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { projectParams } from '../projects/admin-schema.js';
+import { conversationStatus, messageSchema } from './schema.js';
+
+const isoTime = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time, e.g. 2025-01-31T00:00:00Z.');
+
+export const adminConversationsQuery = z
+  .object({
+    status: conversationStatus
+      .optional()
+      .describe('ACTIVE, or CLOSED (closed by an admin or idle past the project TTL, computed now).'),
+    userId: z.string().min(1).max(256).optional().describe('Your external id of the end user.'),
+    endUserId: z.string().min(1).max(64).optional().describe('AnswerDesk end-user id (`eu_…`).'),
+    from: isoTime.optional().describe('Only conversations started at or after this time.'),
+    to: isoTime.optional().describe('Only conversations started before this time.'),
+    includeEmpty: z
+      .enum(['true', 'false'])
+      .default('false')
+      .describe('"true" also lists conversations without any message (opened widgets nobody wrote in).'),
+    limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1..100.'),
+    cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
+  })
+  .describe('Filters and paging; every filter is optional and they combine with AND.');
+
+export const endUserSchema = z
+  .object({
+    id: z.string().describe('`eu_…`'),
+    externalId: z.string().describe('Your id of the user.'),
+    email: z.string().nullable(),
+    name: z.string().nullable(),
+    verified: z.boolean().describe('Identity proven by HMAC or JWT at least once.'),
+  })
+  .describe('EndUser');
+
+export const adminConversationSchema = z
+  .object({
+    id: z.string(),
+    status: conversationStatus.describe('CLOSED when closed by an admin or idle past the project TTL.'),
+    messageCount: z.number().int(),
+    createdAt: z.string().describe('ISO 8601 UTC'),
+    updatedAt: z.string().describe('ISO 8601 UTC: time of the last message.'),
+    closedAt: z.string().nullable().describe('When an admin closed it; null when open or closed by idling.'),
+    lastMessagePreview: z.string().nullable().describe('First 150 characters of the last message.'),
+    lastMessageRole: z.enum(['USER', 'ASSISTANT']).nullable(),
+    endUser: endUserSchema.nullable().describe('The end user, or null for an anonymous conversation.'),
+  })
+  .describe('AdminConversation');
+export type AdminConversation = z.infer<typeof adminConversationSchema>;
+
+export const adminConversationList = z
+  .object({
+    conversations: z.array(adminConversationSchema).describe('Most recently updated first.'),
+    nextCursor: z.string().optional().describe('Present when more conversations follow.'),
+  })
+  .describe('AdminConversationList');
+
+export const feedbackItem = z
+  .object({
+    id: z.string(),
+    messageId: z.string().nullable(),
+    rating: z.enum(['POSITIVE', 'NEGATIVE']),
+    comment: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .describe('Feedback');
+
+export const adminMessageSchema = messageSchema
+  .extend({
+    model: z.string().nullable().describe('Model that wrote an assistant message; null for user messages.'),
+  })
+  .describe('AdminMessage');
+
+export const adminConversationDetail = z
+  .object({
+    conversation: adminConversationSchema,
+    messages: z.array(adminMessageSchema).describe('Oldest first.'),
+    feedback: z.array(feedbackItem).describe('Ratings given in this conversation, oldest first.'),
+  })
+  .describe('AdminConversationDetail');
+
+export const adminConversationWrapped = z.object({ conversation: adminConversationSchema }).describe('AdminConversationResponse');
+
+export const adminConversationParams = projectParams.extend({
+  conversationId: z.string().min(1).max(64).describe('Conversation id (`conv_…`).'),
+});
