@@ -4,6 +4,7 @@ import { conversationRoutes } from './api/conversations/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
+import { insightRoutes } from './api/insight/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
 
@@ -15,5 +16,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(projectAdminRoutes);
   await app.register(skillRoutes);
   await app.register(conversationAdminRoutes);
+  await app.register(insightRoutes);
   await app.register(identityRoutes);
 };

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+export const activityQuery = z
+  .object({
+    after: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('nextCursor of the previous poll. Absent: start with the latest messages.'),
+    limit: z.coerce.number().int().min(1).max(50).default(50).describe('At most this many messages, 1..50.'),
+  })
+  .describe('Activity feed paging.');
+
+export const activityItem = z
+  .object({
+    id: z.string().describe('Message id (`msg_…`).'),
+    conversationId: z.string(),
+    role: z.enum(['user', 'assistant']),
+    status: z.enum(['complete', 'streaming', 'error']),
+    preview: z.string().describe('First 150 characters of the message.'),
+    createdAt: z.string().describe('ISO 8601 UTC'),
+    endUserExternalId: z.string().nullable().describe('Your id of the end user; null for an anonymous conversation.'),
+  })
+  .describe('ActivityItem');
+export type ActivityItem = z.infer<typeof activityItem>;
+
+export const activityFeed = z
+  .object({
+    messages: z.array(activityItem).describe('Oldest first.'),
+    nextCursor: z.string().describe('Pass as `after` on the next poll.'),
+    truncated: z
+      .boolean()
+      .describe('More messages arrived since the cursor than `limit`; only the newest ones are here (the feed stays current).'),
+  })
+  .describe('ActivityFeed');
+
+export const analyticsQuery = z
+  .object({
+    days: z.coerce.number().int().min(1).max(365).default(30).describe('Window in whole UTC days, today included; 1..365.'),
+  })
+  .describe('Analytics window.');
+
+const count = z.number().int().min(0);
+const rate = z.number().min(0).max(1).nullable();
+
+export const analyticsSchema = z
+  .object({
+    from: z.string().describe('Start of the window (UTC midnight), ISO 8601.'),
+    to: z.string().describe('Time the figures were computed, ISO 8601.'),
+    conversations: z
+      .object({
+        total: count.describe('Conversations started in the window with at least one message.'),
+        active: count.describe('Of those, currently ACTIVE.'),
+        closed: count.describe('Of those, CLOSED (by an admin or idle past the TTL).'),
+        unanswered: count.describe('Of those, the last message is from the user (no answer after it).'),
+        identified: count.describe('Of those, tied to an end user.'),
+        endUsers: count.describe('Distinct end users among them.'),
+      })
+      .describe('Conversation counts.'),
+    messages: z
+      .object({
+        total: count,
+        user: count,
+        assistant: count,
+        failed: count.describe('Assistant answers that ended with an error.'),
+      })
+      .describe('Messages written in the window.'),
+    feedback: z.object({ positive: count, negative: count }).describe('Ratings given in the window.'),
+    rates: z
+      .object({
+        answered: rate.describe('Share of conversations whose last message is an answer. Null without conversations.'),
+        satisfaction: rate.describe('positive / (positive + negative). Null without ratings.'),
+        answerFailure: rate.describe('failed / assistant messages. Null without answers.'),
+      })
+      .describe('Ratios derived from the counts above.'),
+    byDay: z
+      .array(
+        z.object({
+          date: z.string().describe('YYYY-MM-DD (UTC).'),
+          conversations: count,
+          messages: count,
+          positive: count,
+          negative: count,
+        }),
+      )
+      .describe('One entry per UTC day of the window, oldest first, zero days included.'),
+  })
+  .describe('Analytics');
+export type Analytics = z.infer<typeof analyticsSchema>;
