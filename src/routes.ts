@@ -1,12 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
+import { demoRoutes } from './api/demo/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
 import { insightRoutes } from './api/insight/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
+import { widgetScriptRoutes } from './api/widget-script/routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
@@ -18,4 +20,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(conversationAdminRoutes);
   await app.register(insightRoutes);
   await app.register(identityRoutes);
+  await app.register(widgetScriptRoutes);
+  await app.register(demoRoutes);
 };

@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { findKeyOwner } from '../projects/service.js';
+import { renderDemoPage } from './page.js';
+
+const demoQuery = z.object({
+  key: z
+    .string()
+    .max(200)
+    .optional()
+    .describe("A project's public key (ad_pk_…). The first start prints the demo project's /demo?key=… link."),
+});
+
+/**
+ * GET /demo: a help-center page with the widget on it. Keys are stored only as hashes, so the
+ * server cannot put the demo project's key into the page by itself; the key comes in the query
+ * string (a public key is meant to be in web pages anyway). Secret keys are refused so nobody
+ * publishes one by accident.
+ */
+export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
+  app.get('/demo', {
+    config: { public: true },
+    schema: { tags: ['widget'], summary: 'Demo page with the widget', querystring: demoQuery },
+    handler: async (request, reply) => {
+      const key = request.query.key?.trim() || null;
+      let problem: string | null = null;
+      let apiKey: string | null = null;
+      if (key && !/^ad_pk_[0-9A-Za-z]{32}$/.test(key)) {
+        problem = key.startsWith('ad_sk_')
+          ? 'That is a secret key: never put it in a web page. Use the public key (ad_pk_…).'
+          : 'That is not a public key (ad_pk_ followed by 32 letters and digits).';
+      } else if (key) {
+        const owner = await findKeyOwner(app.deps.store.db, key);
+        if (owner) apiKey = key;
+        else problem = 'That key is unknown or has been revoked.';
+      }
+      const nonce = randomBytes(16).toString('base64');
+      const base = app.deps.config.ANSWERDESK_PUBLIC_URL;
+      reply
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('referrer-policy', 'no-referrer')
+        // A strict policy on purpose: the widget must work on sites that forbid inline styles and scripts.
+        .header(
+          'content-security-policy',
+          `default-src 'self'; script-src 'self' 'nonce-${nonce}'; style-src 'self' 'nonce-${nonce}'; img-src 'self' data: https:; connect-src 'self'${base ? ` ${new URL(base).origin}` : ''}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
+        );
+      return reply.send(renderDemoPage({ apiKey, apiUrl: base ? `${base.replace(/\/+$/, '')}/api/v1` : null, nonce, problem }));
+    },
+  });
+};

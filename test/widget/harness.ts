@@ -1,0 +1,129 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildWidget } from '../../widget/build.js';
+import { createTestApp, type DialectCase, type TestApp } from '../helper.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const ARTIFACTS = path.resolve('test-artifacts');
+
+/**
+ * Whether the browser tests can run here. Under CI=true a missing browser is a failure (the suite
+ * must not go green without them), elsewhere the browser files are skipped with a visible reason.
+ */
+export function browserAvailable(): boolean {
+  const present = existsSync(CHROMIUM);
+  if (!present && process.env.CI === 'true') throw new Error(`CI=true but ${CHROMIUM} is missing: install Debian's chromium`);
+  return present;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+let built: Promise<unknown> | null = null;
+/** Builds the widget from the current sources once per test process (the bundle under test is never stale). */
+export function buildOnce(): Promise<unknown> {
+  built ??= buildWidget();
+  return built;
+}
+
+export interface Stack {
+  t: TestApp;
+  /** http://127.0.0.1:<port> of the AnswerDesk server. */
+  apiOrigin: string;
+  /** http://localhost:<port> of the host page server: another origin, as on a customer's site. */
+  hostOrigin: string;
+  /** Registers a host page and returns its URL. */
+  page(name: string, html: string): string;
+  close(): Promise<void>;
+}
+
+/** The real server on a free port plus a second HTTP server, on another origin, serving host pages. */
+export async function startStack(dialect: DialectCase, env: Record<string, string> = {}): Promise<Stack> {
+  await buildOnce();
+  const t = await createTestApp({ dialect, env });
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const apiOrigin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+  const pages = new Map<string, string>();
+  const server: Server = createServer((req, res) => {
+    const name = (req.url ?? '/').split('?')[0].slice(1);
+    const html = pages.get(name);
+    if (!html) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const hostOrigin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  return {
+    t,
+    apiOrigin,
+    hostOrigin,
+    page(name, html) {
+      pages.set(name, html);
+      return `${hostOrigin}/${name}`;
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await t.close();
+    },
+  };
+}
+
+export interface HostPageOptions {
+  apiOrigin: string;
+  apiKey: string;
+  user?: { id: string; email?: string; name?: string; hmac?: string };
+  /** Extra markup in <head> (hostile CSS) and in <body>. */
+  head?: string;
+  body?: string;
+}
+
+/** A customer's page: some content, the script tag and the initAsync call of docs/widget.md. */
+export function hostPage(options: HostPageOptions): string {
+  const init = { apiUrl: `${options.apiOrigin}/api/v1`, apiKey: options.apiKey, ...(options.user ? { user: options.user } : {}) };
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Acme Billing Help</title>
+<meta name="description" content="How to pay invoices and change plans at Acme.">
+${options.head ?? ''}
+</head><body>
+<h1>Billing help</h1>
+<h2>Changing your plan</h2>
+<p>Plans can be changed at any time. <a href="https://acme.example/pricing">See pricing</a></p>
+<button type="button">Upgrade now</button>
+<form><label for="email">Work e-mail</label><input id="email" name="email" type="email" placeholder="you@company.com" value="private@secret.example">
+<label for="pw">Password</label><input id="pw" name="pw" type="password" value="hunter2-secret"></form>
+${options.body ?? ''}
+<script src="${options.apiOrigin}/widget.js"></script>
+<script>
+  window.widgetEvents = [];
+  ['ready','open','close','conversation:start','message:sent','message:received','feedback','identify','reset','error'].forEach(function (name) {
+    AnswerDesk.on(name, function (payload) { window.widgetEvents.push({ name: name, payload: payload }); });
+  });
+  window.widgetReady = AnswerDesk.initAsync(${JSON.stringify(init).replace(/</g, '\\u003c')});
+</script>
+</body></html>`;
+}
+
+/** Opens a host page and waits until initAsync has resolved. */
+export async function openHostPage(context: BrowserContext, url: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForFunction(() => (window as unknown as { widgetReady?: Promise<void> }).widgetReady !== undefined);
+  await page.evaluate(() => (window as unknown as { widgetReady: Promise<void> }).widgetReady);
+  return page;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `widget-${name}.png`) });
+}

@@ -1,0 +1,426 @@
+import { ApiClient, ApiError, describeError } from './client.js';
+import { Emitter } from './emitter.js';
+import { collectPageContext } from './page-context.js';
+import { clearState, loadState, saveState } from './storage.js';
+import { DEFAULT_CONFIG, type ChatMessage, type ConversationSummary, type HistoryMessage, type InitOptions, type Skill, type WidgetConfig, type WidgetUser } from './types.js';
+import { readUIMessageStream, type UIChunk } from './ui-stream.js';
+import { MessageView, type Rating } from './views/message-view.js';
+import { PanelView } from './views/panel.js';
+
+/** The send failed because the conversation is gone; the controller starts a new one and sends again. */
+const STALE_CONVERSATION = new Set(['Conversation expired', 'Invalid conversation']);
+
+/**
+ * State and behaviour of one widget instance: who the visitor is, which conversation is open, the
+ * streaming answer. Views only render; everything that talks to the API is here.
+ */
+export class WidgetController {
+  readonly events = new Emitter();
+  private readonly client: ApiClient;
+  private readonly view: PanelView;
+  private config: WidgetConfig = DEFAULT_CONFIG;
+  private user: WidgetUser | null = null;
+  private verified = false;
+  private conversationId: string | null = null;
+  private messages: Array<{ message: ChatMessage; view: MessageView }> = [];
+  private recent: ConversationSummary[] | null = null;
+  private streaming: AbortController | null = null;
+  /** Bumped whenever the visitor's context changes (identify, reset, new chat), so late answers of the old context are dropped. */
+  private epoch = 0;
+
+  constructor(private readonly options: InitOptions) {
+    this.client = new ApiClient(options.apiUrl, options.apiKey);
+    this.view = new PanelView(options.container ?? document.body, {
+      toggle: () => this.toggle(),
+      close: () => this.close(),
+      send: (text) => void this.send(text),
+      stop: () => this.stop(),
+      newChat: () => this.newChat(),
+      showHistory: () => void this.showHistory(),
+      back: () => this.showHome(),
+      startSkill: (skill) => this.startSkill(skill),
+      openConversation: (id) => void this.openConversation(id),
+    });
+    this.view.applyConfig(this.config);
+  }
+
+  /** Loads the project's configuration, proves the user's identity, and brings back their last conversation. */
+  async init(): Promise<void> {
+    const [config] = await Promise.all([this.loadConfig(), this.setUser(this.options.user ?? null)]);
+    this.config = config;
+    this.view.applyConfig(config);
+    await this.restore();
+    this.events.emit('ready', { config });
+  }
+
+  private async loadConfig(): Promise<WidgetConfig> {
+    try {
+      const config = await this.client.json<Partial<WidgetConfig>>('GET', '/widget/config');
+      return { ...DEFAULT_CONFIG, ...config, availableSkills: Array.isArray(config.availableSkills) ? config.availableSkills : [] };
+    } catch (err) {
+      // The chat still works with the default look; the page owner learns why through the error event.
+      this.events.emit('error', { message: `Could not load the widget configuration: ${describeError(err)}`, status: (err as ApiError).status });
+      return DEFAULT_CONFIG;
+    }
+  }
+
+  /** Sets the visitor; with `hmac`, asks /identity/verify and then sends `x-user-hmac` on every call. */
+  private async setUser(user: WidgetUser | null): Promise<void> {
+    this.user = user && typeof user.id === 'string' && user.id ? user : null;
+    this.verified = false;
+    this.client.identity = this.user ? { userId: this.user.id, hmac: null } : null;
+    if (!this.user?.hmac) return;
+    const { id, email, name, hmac } = this.user;
+    try {
+      await this.client.json('POST', '/identity/verify', { userId: id, hmac, ...(email ? { email } : {}), ...(name ? { name } : {}) });
+      this.verified = true;
+      this.client.identity = { userId: id, hmac };
+    } catch (err) {
+      this.events.emit('error', { message: `Identity verification failed: ${describeError(err)}`, status: (err as ApiError).status });
+    }
+  }
+
+  private get userId(): string | null {
+    return this.user?.id ?? null;
+  }
+
+  /** Reopens the conversation saved for this (project, user), else shows the home screen. */
+  private async restore(): Promise<void> {
+    const saved = loadState(this.options.apiKey, this.userId);
+    if (saved && (await this.openConversation(saved.conversationId, true))) return;
+    if (saved) clearState(this.options.apiKey, this.userId);
+    this.showHome();
+  }
+
+  open(): void {
+    if (this.view.isOpen) return;
+    this.view.setOpen(true);
+    this.view.focusInput();
+    if (this.view.screen === 'chat') this.view.scrollToEnd();
+    this.events.emit('open', {});
+  }
+
+  close(): void {
+    if (!this.view.isOpen) return;
+    this.view.setOpen(false);
+    this.view.launcher.focus();
+    this.events.emit('close', {});
+  }
+
+  toggle(): void {
+    if (this.view.isOpen) this.close();
+    else this.open();
+  }
+
+  /** Switches to another visitor: their own saved conversation, their own history. */
+  async identify(user: WidgetUser): Promise<void> {
+    this.abortAnswer();
+    this.epoch++;
+    this.resetConversation();
+    await this.setUser(user);
+    this.events.emit('identify', { userId: user.id, verified: this.verified });
+    await this.restore();
+  }
+
+  /** Logout: forgets the visitor and what this browser stored for them and for the anonymous visitor. */
+  reset(): void {
+    this.abortAnswer();
+    this.epoch++;
+    clearState(this.options.apiKey, this.userId);
+    clearState(this.options.apiKey, null);
+    this.user = null;
+    this.verified = false;
+    this.client.identity = null;
+    this.resetConversation();
+    this.showHome();
+    this.events.emit('reset', {});
+  }
+
+  destroy(): void {
+    this.abortAnswer();
+    this.view.destroy();
+  }
+
+  private resetConversation(): void {
+    this.conversationId = null;
+    this.messages = [];
+    this.recent = null;
+    this.view.clearMessages();
+  }
+
+  private newChat(): void {
+    this.abortAnswer();
+    this.epoch++;
+    clearState(this.options.apiKey, this.userId);
+    this.resetConversation();
+    this.showHome();
+    this.view.focusInput();
+  }
+
+  private showHome(): void {
+    if (this.messages.length) {
+      this.view.showChat();
+      this.view.scrollToEnd();
+    } else {
+      this.view.showHome(this.config.availableSkills, this.recent, this.user?.name ?? null);
+      void this.loadRecent();
+    }
+    this.view.setHistoryAvailable(this.userId !== null);
+  }
+
+  /** The user's last few conversations for the home screen (identified users only). */
+  private async loadRecent(): Promise<void> {
+    if (this.userId === null || this.recent !== null) return;
+    const epoch = this.epoch;
+    try {
+      const { conversations } = await this.client.json<{ conversations: ConversationSummary[] }>('GET', `/chat/conversations?userId=${encodeURIComponent(this.userId)}&limit=20`);
+      if (epoch !== this.epoch) return;
+      this.recent = conversations;
+      if (this.view.screen === 'home' && !this.messages.length) this.view.showHome(this.config.availableSkills, conversations, this.user?.name ?? null);
+    } catch {
+      // The home screen works without the list; the history screen shows the error when asked.
+    }
+  }
+
+  private async showHistory(): Promise<void> {
+    if (this.userId === null) return;
+    const epoch = this.epoch;
+    this.view.showHistory(null, null);
+    try {
+      const { conversations } = await this.client.json<{ conversations: ConversationSummary[] }>('GET', `/chat/conversations?userId=${encodeURIComponent(this.userId)}&limit=20`);
+      if (epoch !== this.epoch) return;
+      this.recent = conversations;
+      this.view.showHistory(conversations, null);
+    } catch (err) {
+      if (epoch === this.epoch) this.view.showHistory(null, describeError(err));
+    }
+  }
+
+  /** Loads a conversation's messages and shows them; returns false when it cannot be read. */
+  private async openConversation(id: string, quiet = false): Promise<boolean> {
+    this.abortAnswer();
+    const epoch = ++this.epoch;
+    try {
+      const data = await this.client.json<{ conversationId: string; messages: HistoryMessage[] }>('GET', `/chat/conversations/${encodeURIComponent(id)}`);
+      if (epoch !== this.epoch) return false;
+      this.resetConversation();
+      this.conversationId = data.conversationId;
+      saveState(this.options.apiKey, this.userId, { conversationId: data.conversationId });
+      for (const m of data.messages) this.addMessage(fromHistory(m));
+      if (this.messages.length) this.view.showChat();
+      else this.showHome();
+      this.view.setHistoryAvailable(this.userId !== null);
+      this.view.scrollToEnd();
+      if (!quiet) this.view.focusInput();
+      return true;
+    } catch (err) {
+      if (!quiet && epoch === this.epoch) this.view.showHistory(this.recent, describeError(err));
+      return false;
+    }
+  }
+
+  private addMessage(message: ChatMessage): { message: ChatMessage; view: MessageView } {
+    const conversationId = this.conversationId;
+    const view = new MessageView(message, {
+      rate: (messageId, rating, comment) => this.rate(conversationId, messageId, rating, comment),
+      retry: (text) => void this.send(text),
+    });
+    const entry = { message, view };
+    this.messages.push(entry);
+    this.view.messages.appendChild(view.el);
+    return entry;
+  }
+
+  private startSkill(skill: Skill): void {
+    void this.send(skill.name);
+  }
+
+  private async rate(conversationId: string | null, messageId: string, rating: Rating, comment?: string): Promise<void> {
+    if (!conversationId) throw new Error('This answer cannot be rated.');
+    try {
+      await this.client.json('POST', '/chat/feedback', { conversationId, messageId, rating, ...(comment ? { comment } : {}) });
+    } catch (err) {
+      throw new Error(describeError(err));
+    }
+    this.events.emit('feedback', { conversationId, messageId, rating });
+  }
+
+  stop(): void {
+    this.streaming?.abort();
+  }
+
+  private abortAnswer(): void {
+    this.streaming?.abort();
+    this.streaming = null;
+    this.view.setBusy(false);
+  }
+
+  private async createConversation(): Promise<string> {
+    const body = this.userId !== null ? { endUserExternalId: this.userId } : undefined;
+    const { conversationId } = await this.client.json<{ conversationId: string }>('POST', '/chat/conversations', body);
+    this.conversationId = conversationId;
+    saveState(this.options.apiKey, this.userId, { conversationId });
+    this.recent = null;
+    this.events.emit('conversation:start', { conversationId });
+    return conversationId;
+  }
+
+  /** Sends the visitor's text and streams the answer into a new assistant message. */
+  async send(text: string, isRetryAfterStale = false): Promise<void> {
+    if (this.streaming || !text.trim()) return;
+    const epoch = this.epoch;
+    this.view.showChat();
+    this.view.setHistoryAvailable(this.userId !== null);
+    if (!isRetryAfterStale) this.addMessage({ id: null, role: 'user', text, sources: [], tools: [], status: 'complete' });
+    const controller = new AbortController();
+    this.streaming = controller;
+    this.view.setBusy(true);
+    let conversationId = this.conversationId;
+    const reply = this.addMessage({ id: null, role: 'assistant', text: '', sources: [], tools: [], status: 'streaming' });
+    this.view.scrollToEnd();
+    try {
+      conversationId ??= await this.createConversation();
+      const response = await this.client.request(
+        'POST',
+        '/chat/messages',
+        { conversationId, messages: [{ role: 'user', content: text, parts: [{ type: 'text', text }] }], pageContext: collectPageContext() },
+        controller.signal,
+      );
+      this.events.emit('message:sent', { conversationId, text });
+      this.recent = null;
+      await this.consume(response, reply, controller.signal);
+    } catch (err) {
+      if (epoch !== this.epoch) return;
+      if (controller.signal.aborted) {
+        this.finishReply(reply, { status: 'stopped' });
+      } else if (err instanceof ApiError && err.status === 400 && STALE_CONVERSATION.has(err.serverMessage) && !isRetryAfterStale) {
+        // The saved conversation ended (idle too long, closed by staff): continue in a new one.
+        this.removeMessage(reply);
+        this.conversationId = null;
+        clearState(this.options.apiKey, this.userId);
+        this.streaming = null;
+        this.view.announce('That conversation had ended, so a new one was started.');
+        return this.send(text, true);
+      } else {
+        this.finishReply(reply, { status: 'error', error: describeError(err), retryText: text });
+        this.events.emit('error', { message: describeError(err), status: (err as ApiError).status });
+      }
+    } finally {
+      if (this.streaming === controller) {
+        this.streaming = null;
+        this.view.setBusy(false);
+      }
+    }
+  }
+
+  private removeMessage(entry: { view: MessageView }): void {
+    entry.view.el.remove();
+    this.messages = this.messages.filter((m) => m !== entry);
+  }
+
+  private finishReply(entry: { message: ChatMessage; view: MessageView }, patch: Partial<ChatMessage>): void {
+    entry.message = { ...entry.message, ...patch };
+    entry.view.flush(entry.message);
+    if (patch.error) this.view.announce(patch.error);
+  }
+
+  /** Applies the stream's chunks to the reply as they arrive; the live region hears whole sentences. */
+  private async consume(response: Response, entry: { message: ChatMessage; view: MessageView }, signal: AbortSignal): Promise<void> {
+    if (!response.body) throw new Error('empty response');
+    const texts = new Map<string, string>();
+    let unannounced = '';
+    let finished = false;
+    let failed: string | null = null;
+    const set = (patch: Partial<ChatMessage>) => {
+      const follow = this.view.nearEnd();
+      entry.message = { ...entry.message, ...patch };
+      entry.view.update(entry.message);
+      if (follow) requestAnimationFrame(() => this.view.scrollToEnd());
+    };
+    const tool = (id: string, name: string | undefined, state: 'running' | 'done' | 'error') => {
+      const known = entry.message.tools.some((t) => t.id === id);
+      set({
+        tools: known
+          ? entry.message.tools.map((t) => (t.id === id ? { ...t, state, name: name ?? t.name } : t))
+          : [...entry.message.tools, { id, name: name ?? 'action', state }],
+      });
+    };
+    const onChunk = (chunk: UIChunk) => {
+      if (signal.aborted) return;
+      switch (chunk.type) {
+        case 'start':
+          if (chunk.messageId) set({ id: chunk.messageId });
+          break;
+        case 'text-start':
+          texts.set(chunk.id, texts.get(chunk.id) ?? '');
+          break;
+        case 'text-delta': {
+          texts.set(chunk.id, (texts.get(chunk.id) ?? '') + chunk.delta);
+          set({ text: Array.from(texts.values()).filter(Boolean).join('\n\n') });
+          unannounced += chunk.delta;
+          const cut = Math.max(unannounced.lastIndexOf('. '), unannounced.lastIndexOf('? '), unannounced.lastIndexOf('! '), unannounced.lastIndexOf('\n'));
+          if (cut >= 0) {
+            this.view.announce(unannounced.slice(0, cut + 1));
+            unannounced = unannounced.slice(cut + 1);
+          }
+          break;
+        }
+        case 'tool-input-start':
+        case 'tool-input-available':
+          tool(chunk.toolCallId, chunk.toolName, 'running');
+          break;
+        case 'tool-output-available':
+          tool(chunk.toolCallId, undefined, 'done');
+          break;
+        case 'tool-input-error':
+        case 'tool-output-error':
+          tool(chunk.toolCallId, 'toolName' in chunk ? chunk.toolName : undefined, 'error');
+          break;
+        case 'source-url':
+        case 'source-document':
+          if (!entry.message.sources.some((s) => s.id === chunk.sourceId)) {
+            const source = chunk.type === 'source-url' ? { id: chunk.sourceId, url: chunk.url, title: chunk.title || chunk.url } : { id: chunk.sourceId, title: chunk.title || chunk.filename || 'Document' };
+            set({ sources: [...entry.message.sources, source] });
+          }
+          break;
+        case 'error':
+          failed = chunk.errorText || 'Something went wrong while answering.';
+          break;
+        case 'finish':
+          finished = true;
+          break;
+        default:
+          break;
+      }
+    };
+    await readUIMessageStream(response.body, onChunk);
+    this.view.announce(unannounced);
+    if (signal.aborted) return this.finishReply(entry, { status: 'stopped' });
+    const retryText = this.lastUserText(entry);
+    if (failed) return this.finishReply(entry, { status: 'error', error: failed, retryText });
+    if (!finished) return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
+    this.finishReply(entry, { status: 'complete' });
+    this.events.emit('message:received', { conversationId: this.conversationId ?? '', messageId: entry.message.id, text: entry.message.text });
+  }
+
+  private lastUserText(entry: { message: ChatMessage }): string | undefined {
+    const index = this.messages.findIndex((m) => m.message === entry.message);
+    for (let i = (index < 0 ? this.messages.length : index) - 1; i >= 0; i--) {
+      if (this.messages[i].message.role === 'user') return this.messages[i].message.text;
+    }
+    return undefined;
+  }
+}
+
+/** A stored message as the widget shows it: sources from the stored citations, no tool progress. */
+function fromHistory(m: HistoryMessage): ChatMessage {
+  return {
+    id: m.id,
+    role: m.role,
+    text: m.content,
+    tools: [],
+    sources: (m.sources ?? []).map((s, i) => ({ id: s.sourceId ?? `${m.id}-${i}`, url: s.url, title: s.title || s.url || 'Source' })),
+    status: m.role === 'user' ? 'complete' : m.status === 'error' ? 'error' : 'complete',
+    error: m.status === 'error' ? 'This answer did not finish.' : undefined,
+  };
+}
