@@ -25,6 +25,10 @@ export const configSchema = z.object({
   ANSWERDESK_EMBEDDING_MODEL: z.string().optional(),
   ANSWERDESK_SECRET_KEY: z.string().optional(),
   ANSWERDESK_MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  /** Longest silence from the model inside one step before the answer fails. */
+  ANSWERDESK_MODEL_IDLE_TIMEOUT_MS: z.coerce.number().int().min(500).default(60_000),
+  /** A `:` comment is sent on an answer stream after this much silence, so proxies keep it open. */
+  ANSWERDESK_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   ANSWERDESK_DEMO: bool.default(true),
   ANSWERDESK_PUBLIC_URL: z.string().url().optional(),
   OPENAI_COMPATIBLE_BASE_URL: z.string().url().optional(),

@@ -6,6 +6,7 @@ import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
 import { insightRoutes } from './api/insight/routes.js';
+import { messageRoutes } from './api/messages/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
 import { widgetScriptRoutes } from './api/widget-script/routes.js';
@@ -14,6 +15,7 @@ import { widgetScriptRoutes } from './api/widget-script/routes.js';
 export const routes: FastifyPluginAsync = async (app) => {
   await app.register(healthRoutes);
   await app.register(conversationRoutes);
+  await app.register(messageRoutes);
   await app.register(feedbackRoutes);
   await app.register(projectAdminRoutes);
   await app.register(skillRoutes);

@@ -132,6 +132,14 @@ export interface ActionCallsTable {
   created_at: string;
 }
 
+/** A conversation that is answering now (see migration 005): the cross-node "busy" lock. */
+export interface AnswerLeasesTable {
+  conversation_id: string;
+  /** Random per answer, so only the answer that claimed the lease releases it. */
+  token: string;
+  expires_at: string;
+}
+
 export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -142,6 +150,7 @@ export interface Database {
   skills: SkillsTable;
   actions: ActionsTable;
   action_calls: ActionCallsTable;
+  answer_leases: AnswerLeasesTable;
 }
 
 // Kept so that later tables can use auto-increment columns without another import site.

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { core } from './001-core.js';
 import { actions } from './003-actions.js';
+import { answerLeases } from './005-answer-leases.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -9,6 +10,7 @@ import { actions } from './003-actions.js';
 const migrations: Record<string, Migration> = {
   '001-core': core,
   '003-actions': actions,
+  '005-answer-leases': answerLeases,
 };
 
 export const migrationProvider: MigrationProvider = {
