@@ -22,7 +22,11 @@ export const configSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\/.+/, 'must be a redis:// or rediss:// URL').optional(),
   ANSWERDESK_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   ANSWERDESK_MODEL: modelSpec.default('builtin'),
-  ANSWERDESK_EMBEDDING_MODEL: z.string().optional(),
+  /** Embeddings for knowledge search (fused with full text); unset means full text alone. */
+  ANSWERDESK_EMBEDDING_MODEL: z
+    .string()
+    .regex(/^(openai|openai-compatible):.+$/, 'must be "openai:<model>" or "openai-compatible:<model>"')
+    .optional(),
   ANSWERDESK_SECRET_KEY: z.string().optional(),
   ANSWERDESK_MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   /** Longest silence from the model inside one step before the answer fails. */

@@ -6,6 +6,7 @@ import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
 import { insightRoutes } from './api/insight/routes.js';
+import { knowledgeRoutes } from './api/knowledge/routes.js';
 import { messageRoutes } from './api/messages/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
@@ -21,6 +22,7 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(skillRoutes);
   await app.register(conversationAdminRoutes);
   await app.register(insightRoutes);
+  await app.register(knowledgeRoutes);
   await app.register(identityRoutes);
   await app.register(widgetScriptRoutes);
   await app.register(demoRoutes);

@@ -177,7 +177,10 @@ export async function safeFetch(url: string | URL, init: SafeFetchInit): Promise
   }
   let method = (init.method ?? 'GET').toUpperCase();
   let body = init.body;
-  let headers: Record<string, string> = Object.fromEntries(new Headers(init.headers ?? {}).entries());
+  let headers: Record<string, string> = {};
+  new Headers(init.headers ?? {}).forEach((value, name) => {
+    headers[name] = value;
+  });
   const redirects: string[] = [];
 
   try {

@@ -132,6 +132,63 @@ export interface ActionCallsTable {
   created_at: string;
 }
 
+export interface KnowledgeSourcesTable {
+  id: string;
+  project_id: string;
+  type: 'text' | 'markdown' | 'html' | 'pdf' | 'url' | 'sitemap' | 'faq';
+  title: string | null;
+  url: string | null;
+  /** The content of inline sources: text, JSON FAQ items, or base64 for PDF. Null for URL sources. */
+  payload: string | null;
+  /** JSON: crawl limits and the like. */
+  options: string;
+  status: 'pending' | 'processing' | 'ready' | 'failed';
+  error: string | null;
+  pages_done: number;
+  pages_total: number | null;
+  chunks_done: number;
+  /** Chunks of the visible generation. */
+  chunk_count: number;
+  /** The generation whose chunks are searchable; null until the first ingestion completes. */
+  generation: string | null;
+  synced_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KnowledgeJobsTable {
+  id: string;
+  source_id: string;
+  project_id: string;
+  /** The generation this job writes. */
+  generation: string;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  attempts: number;
+  lease_owner: string | null;
+  lease_until: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface KnowledgeChunksTable {
+  rowid: Generated<number>;
+  id: string;
+  project_id: string;
+  source_id: string;
+  generation: string;
+  position: number;
+  title: string;
+  /** JSON string[]. */
+  heading_path: string;
+  /** The heading path joined by " > ", indexed for search. */
+  headings: string;
+  url: string | null;
+  text: string;
+  /** JSON number[] when an embedding model is configured. */
+  embedding: string | null;
+}
+
 /** A conversation that is answering now (see migration 005): the cross-node "busy" lock. */
 export interface AnswerLeasesTable {
   conversation_id: string;
@@ -150,6 +207,9 @@ export interface Database {
   skills: SkillsTable;
   actions: ActionsTable;
   action_calls: ActionCallsTable;
+  knowledge_sources: KnowledgeSourcesTable;
+  knowledge_jobs: KnowledgeJobsTable;
+  knowledge_chunks: KnowledgeChunksTable;
   answer_leases: AnswerLeasesTable;
 }
 

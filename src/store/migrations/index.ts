@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { core } from './001-core.js';
+import { knowledge } from './002-knowledge.js';
 import { actions } from './003-actions.js';
 import { answerLeases } from './005-answer-leases.js';
 
@@ -9,6 +10,7 @@ import { answerLeases } from './005-answer-leases.js';
  */
 const migrations: Record<string, Migration> = {
   '001-core': core,
+  '002-knowledge': knowledge,
   '003-actions': actions,
   '005-answer-leases': answerLeases,
 };

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { SOURCE_TYPES } from '../../knowledge/types.js';
+
+export { adminError, adminErrors, projectParams } from '../projects/admin-schema.js';
+
+const faqItem = z.object({
+  question: z.string().trim().min(1).max(1000).describe('The question as a customer would ask it.'),
+  answer: z.string().trim().min(1).max(20_000).describe('The answer, plain text.'),
+});
+
+const httpUrl = z
+  .string()
+  .url()
+  .max(2048)
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+
+/** POST /projects/{id}/knowledge (JSON). Which fields are required depends on `type`. */
+export const createSourceBody = z
+  .object({
+    type: z
+      .enum(['text', 'markdown', 'html', 'url', 'sitemap', 'faq'])
+      .describe('text, markdown and html take `content`; url (a page, or a start page to crawl) and sitemap take `url`; faq takes `items`. PDF files are uploaded as multipart.'),
+    title: z.string().trim().min(1).max(300).optional().describe('Shown with citations; defaults to the first heading or page title.'),
+    content: z.string().min(1).max(5_000_000).optional().describe('The text, Markdown or HTML itself.'),
+    url: httpUrl.optional().describe('Page, start page or sitemap URL.'),
+    items: z.array(faqItem).min(1).max(2000).optional().describe('FAQ pairs.'),
+    maxDepth: z.number().int().min(0).max(5).optional().describe('url only: follow same-site links this many levels deep (default 0: the page alone).'),
+    maxPages: z.number().int().min(1).max(5000).optional().describe('url and sitemap: at most this many pages (default 50).'),
+  })
+  .superRefine((body, ctx) => {
+    const need = (field: 'content' | 'url' | 'items') => {
+      if (body[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `Required for type "${body.type}"` });
+    };
+    if (body.type === 'text' || body.type === 'markdown' || body.type === 'html') need('content');
+    if (body.type === 'url' || body.type === 'sitemap') need('url');
+    if (body.type === 'faq') need('items');
+  });
+export type CreateSourceBody = z.infer<typeof createSourceBody>;
+
+export const sourceParams = z.object({
+  projectId: z.string().min(1).max(64).describe('Project id (`proj_…`).'),
+  sourceId: z.string().min(1).max(64).describe('Knowledge source id (`ks_…`).'),
+});
+
+export const knowledgeSource = z
+  .object({
+    id: z.string().describe('`ks_…`'),
+    projectId: z.string(),
+    type: z.enum(SOURCE_TYPES),
+    title: z.string().nullable(),
+    url: z.string().nullable().describe('The page, start page or sitemap of URL sources.'),
+    status: z.enum(['pending', 'processing', 'ready', 'failed']).describe('pending: queued; processing: being read; ready: searchable; failed: see `error`.'),
+    error: z.string().nullable().describe('Why ingestion failed, or which pages were skipped.'),
+    progress: z
+      .object({
+        pagesDone: z.number().int(),
+        pagesTotal: z.number().int().nullable().describe('Null while a link crawl does not know it yet.'),
+        chunksDone: z.number().int(),
+      })
+      .describe('Progress of the current (or last) ingestion.'),
+    chunkCount: z.number().int().describe('Searchable chunks (of the last complete ingestion).'),
+    syncedAt: z.string().nullable().describe('When the searchable content was last completed.'),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .describe('KnowledgeSource');
+export type KnowledgeSource = z.infer<typeof knowledgeSource>;
+
+export const sourceWrapped = z.object({ source: knowledgeSource });
+export const sourceList = z.object({ sources: z.array(knowledgeSource) });
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1).max(1000).describe('The question or keywords.'),
+  limit: z.coerce.number().int().min(1).max(50).default(10).describe('Results to return (1..50, default 10).'),
+});
+
+export const knowledgeHit = z.object({
+  chunkId: z.string(),
+  sourceId: z.string(),
+  title: z.string(),
+  url: z.string().nullable().describe('Page URL with anchor, `#anchor` for documents, or null.'),
+  headingPath: z.array(z.string()).describe('Headings above the chunk, outermost first.'),
+  text: z.string(),
+  score: z.number().describe('Higher is better; comparable within one response only.'),
+  source: z.object({ id: z.string(), type: z.enum(SOURCE_TYPES), title: z.string().nullable() }),
+});
+
+export const searchResults = z.object({
+  results: z.array(knowledgeHit).describe('Best first; only ready sources of this project.'),
+});

@@ -1,0 +1,301 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKnowledgeWorker, type KnowledgeWorker } from '../../knowledge/jobs.js';
+import { isPublicAddress } from '../../net/safe-fetch.js';
+import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { addSource, makePdf, multipart, search, serveSite, waitForSource } from '../../../test/support/knowledge.js';
+import type { KnowledgeSource } from './schema.js';
+
+const HTML_PAGE = `<!doctype html><html><head><title>Shipping policy</title></head><body>
+<nav><a href="/">Home</a> <a href="/pricing">Pricing</a> Zephyrnavlink menu</nav>
+<header>Acme header banner</header>
+<main><article>
+<h1 id="shipping">Shipping policy</h1>
+<p>We ship every order within two business days from our warehouse in Rotterdam. Orders placed before noon leave the same day.</p>
+<h2 id="international">International shipping</h2>
+<p>International parcels travel with DHL Express and arrive within five to seven business days. Customs duties are paid by the recipient on delivery.</p>
+<ul><li>Tracking numbers arrive by e-mail</li><li>Parcels are insured up to 500 euros</li></ul>
+<p>Oversized items such as sofas are shipped by freight and need an appointment for delivery.</p>
+</article></main>
+<footer>Copyright Acme Zephyrfooter 2024</footer></body></html>`;
+
+const MARKDOWN = `# Billing guide
+
+Everything about invoices and payments.
+
+## Refunds
+
+Refunds are issued to the original payment method within 14 days of the return arriving at our warehouse.
+
+## Invoices
+
+| Plan | Invoice day |
+| --- | --- |
+| Monthly | 1st of the month |
+| Yearly | Signup anniversary |
+`;
+
+describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
+  let t: TestApp;
+  let worker: KnowledgeWorker;
+  let site: Awaited<ReturnType<typeof serveSite>>;
+  let projectId: string;
+  let changing = 'The loyalty programme gives one point per euro spent.';
+
+  beforeAll(async () => {
+    site = await serveSite({
+      '/robots.txt': { type: 'text/plain', body: 'User-agent: *\nDisallow: /private\n' },
+      '/': {
+        type: 'text/html',
+        body: `<html><head><title>Acme help</title></head><body><main><h1>Acme help centre</h1>
+          <p>Welcome to the Acme help centre, where every answer about your account lives in one place for customers.</p>
+          <p><a href="/returns">Returns</a> <a href="/private/secret">Staff</a> <a href="/logo.png">logo</a>
+          <a href="https://example.org/elsewhere">Elsewhere</a> <a href="/redirected">Old page</a></p></main></body></html>`,
+      },
+      '/returns': {
+        type: 'text/html',
+        body: `<html><head><title>Returns</title></head><body><main><h1>Returns</h1>
+          <p>You can return unworn shoes within 30 days for a full refund, using the prepaid label in the box.</p>
+          <p><a href="/returns/damaged">Damaged items</a></p></main></body></html>`,
+      },
+      '/returns/damaged': {
+        type: 'text/html',
+        body: `<html><head><title>Damaged items</title></head><body><main><h1>Damaged items</h1>
+          <p>Photograph the damaged item and the parcel before you throw the packaging away, then contact support.</p></main></body></html>`,
+      },
+      '/private/secret': { type: 'text/html', body: '<html><body><p>Quixotic staff-only discount code</p></body></html>' },
+      '/redirected': (_req, res) => {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+        res.end();
+      },
+      '/loyalty': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/markdown' });
+        res.end(`# Loyalty\n\n${changing}\n`);
+      },
+      '/sitemap.xml': {
+        type: 'application/xml',
+        body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+          <url><loc>{{base}}/returns</loc></url><url><loc>{{base}}/loyalty</loc></url>
+          <url><loc>{{base}}/private/secret</loc></url><url><loc>https://other.example/x</loc></url></urlset>`,
+      },
+    });
+    t = await createTestApp({ dialect, env: { ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' } });
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    projectId = (await createProject(t)).project.id;
+  });
+
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+    await site.close();
+  });
+
+  const chunkRows = (sourceId: string) =>
+    t.deps.store.db.selectFrom('knowledge_chunks').selectAll().where('source_id', '=', sourceId).orderBy('position').execute();
+
+  it('plain text: paragraphs become chunks, searchable once ready', async () => {
+    const source = await addSource(t.app, projectId, {
+      type: 'text',
+      title: 'Opening hours',
+      content: 'Our shop opens at nine in the morning.\n\nOn Sundays the shop stays closed all day.',
+    });
+    expect(source).toMatchObject({ status: 'ready', type: 'text', title: 'Opening hours', error: null });
+    expect(source.progress).toEqual({ pagesDone: 1, pagesTotal: 1, chunksDone: 1 });
+    const rows = await chunkRows(source.id);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.text).toContain('Sundays the shop stays closed');
+    const { results } = await search(t.app, projectId, 'Is the shop open on Sunday?');
+    expect(results[0]).toMatchObject({ sourceId: source.id, title: 'Opening hours', source: { id: source.id, type: 'text' } });
+  });
+
+  it('markdown: headings give the heading path and anchors, tables stay whole', async () => {
+    const source = await addSource(t.app, projectId, { type: 'markdown', content: MARKDOWN });
+    expect(source.title).toBe('Billing guide');
+    const rows = await chunkRows(source.id);
+    const refunds = rows.find((r) => r.text.includes('Refunds are issued'))!;
+    expect(JSON.parse(refunds.heading_path)).toEqual(['Billing guide', 'Refunds']);
+    expect(refunds.url).toBe('#refunds');
+    const table = rows.find((r) => r.text.includes('Monthly'))!;
+    expect(table.text).toContain('| Yearly | Signup anniversary |');
+    const { results } = await search(t.app, projectId, 'when do I get my refund');
+    expect(results[0]!.chunkId).toBe(refunds.id);
+  });
+
+  it('html: main content kept, navigation and footer dropped', async () => {
+    const source = await addSource(t.app, projectId, { type: 'html', content: HTML_PAGE });
+    expect(source.title).toBe('Shipping policy');
+    const rows = await chunkRows(source.id);
+    const all = rows.map((r) => r.text).join('\n');
+    expect(all).toContain('DHL Express');
+    expect(all).toContain('- Tracking numbers arrive by e-mail');
+    expect(all).not.toContain('Zephyrnavlink');
+    expect(all).not.toContain('Zephyrfooter');
+    expect((await search(t.app, projectId, 'Zephyrnavlink')).results).toEqual([]);
+    const { results } = await search(t.app, projectId, 'how long does international shipping take');
+    expect(results[0]!.headingPath).toEqual(['Shipping policy', 'International shipping']);
+    expect(results[0]!.url).toBe('#international');
+  });
+
+  it('faq pairs: one chunk per question', async () => {
+    const source = await addSource(t.app, projectId, {
+      type: 'faq',
+      title: 'Account FAQ',
+      items: [
+        { question: 'How do I reset my password?', answer: 'Click "Forgot password" on the sign-in page and follow the e-mailed link.' },
+        { question: 'Can I change my username?', answer: 'Usernames are permanent once chosen.' },
+      ],
+    });
+    const rows = await chunkRows(source.id);
+    expect(rows.map((r) => JSON.parse(r.heading_path))).toEqual([['How do I reset my password?'], ['Can I change my username?']]);
+    const { results } = await search(t.app, projectId, 'reset password');
+    expect(results[0]).toMatchObject({ sourceId: source.id, headingPath: ['How do I reset my password?'] });
+  });
+
+  it.each([
+    ['guide.md', 'text/markdown', '# Warranty\n\nEvery kettle carries a three year warranty against defects.', 'markdown', 'kettle warranty'],
+    ['notes.txt', 'text/plain', 'Gift cards never expire and can be used online.', 'text', 'gift card expire'],
+    ['page.html', 'text/html', '<html><head><title>Stores</title></head><body><main><h1>Stores</h1><p>Our flagship store is on Kalverstraat in Amsterdam and opens daily at ten.</p></main></body></html>', 'html', 'flagship store'],
+  ])('uploads %s as multipart', async (name, type, data, expectedType, query) => {
+    const body = multipart({ name, type, data });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    expect(res.statusCode).toBe(201);
+    const created = (res.json() as { source: KnowledgeSource }).source;
+    expect(created).toMatchObject({ type: expectedType, status: 'pending' });
+    const ready = await waitForSource(t.app, projectId, created.id);
+    expect(ready.status).toBe('ready');
+    expect((await search(t.app, projectId, query)).results[0]!.sourceId).toBe(created.id);
+  });
+
+  it('uploads a PDF: text extracted per page with a page anchor', async () => {
+    const pdf = makePdf([
+      ['Installation manual', 'Mount the bracket with the four supplied screws.'],
+      ['Troubleshooting', 'If the display stays dark, hold the reset button for ten seconds.'],
+    ]);
+    const body = multipart({ name: 'manual.pdf', type: 'application/pdf', data: pdf }, { title: 'Heater manual' });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    expect(res.statusCode).toBe(201);
+    const source = await waitForSource(t.app, projectId, (res.json() as { source: KnowledgeSource }).source.id);
+    expect(source).toMatchObject({ status: 'ready', type: 'pdf', title: 'Heater manual' });
+    const { results } = await search(t.app, projectId, 'display stays dark reset');
+    expect(results[0]).toMatchObject({ sourceId: source.id, url: '#page=2', headingPath: ['Page 2'] });
+    expect(results[0]!.text).toContain('hold the reset button for ten seconds');
+  });
+
+  it('refuses unsupported uploads and invalid JSON sources', async () => {
+    const body = multipart({ name: 'tool.exe', type: 'application/octet-stream', data: 'MZ' });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    expect(res.statusCode).toBe(400);
+    const bad = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'url' }] });
+    const scheme = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url', url: 'file:///etc/passwd' } });
+    expect(scheme.statusCode).toBe(400);
+  });
+
+  it('crawls a start URL: same site, depth limit, robots.txt, private redirect refused', async () => {
+    const source = await addSource(t.app, projectId, { type: 'url', url: `${site.base}/`, maxDepth: 1 });
+    expect(source.status).toBe('ready');
+    const rows = await chunkRows(source.id);
+    const urls = [...new Set(rows.map((r) => r.url!.split('#')[0]))].sort();
+    // depth 0 and 1 only: /returns/damaged is two links away; /private is disallowed; images and other sites skipped.
+    expect(urls).toEqual([`${site.base}/`, `${site.base}/returns`]);
+    expect(site.hits.get('/private/secret')).toBeUndefined();
+    expect(site.hits.get('/logo.png')).toBeUndefined();
+    expect(source.error).toMatch(/skipped/);
+    expect(source.title).toBe('Acme help');
+    const { results } = await search(t.app, projectId, 'return unworn shoes refund');
+    expect(results[0]).toMatchObject({ sourceId: source.id, url: `${site.base}/returns#returns` });
+  });
+
+  it('reads a sitemap and re-syncs a URL source: new text replaces the old, atomically', async () => {
+    const source = await addSource(t.app, projectId, { type: 'sitemap', url: `${site.base}/sitemap.xml` });
+    expect(source.progress).toMatchObject({ pagesDone: 2, pagesTotal: 2 });
+    expect((await search(t.app, projectId, 'loyalty point per euro')).results[0]!.sourceId).toBe(source.id);
+    expect((await search(t.app, projectId, 'Quixotic')).results).toEqual([]);
+
+    changing = 'The loyalty programme now gives two points per euro and a birthday voucher.';
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/${source.id}/sync`, headers: adminAuth() });
+    expect(res.statusCode).toBe(202);
+    const synced = await waitForSource(t.app, projectId, source.id);
+    expect(synced.status).toBe('ready');
+    expect(synced.syncedAt! > source.syncedAt!).toBe(true);
+    const { results } = await search(t.app, projectId, 'loyalty birthday voucher');
+    expect(results[0]!.text).toContain('birthday voucher');
+    const rows = await chunkRows(source.id);
+    expect(rows.some((r) => r.text.includes('one point per euro'))).toBe(false);
+    expect(new Set(rows.map((r) => r.generation)).size).toBe(1);
+  });
+
+  it('only URL sources can be synced', async () => {
+    const source = await addSource(t.app, projectId, { type: 'text', content: 'Static text.' });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/${source.id}/sync`, headers: adminAuth() });
+    expect(res.statusCode).toBe(400);
+  });
+
+  it('delete removes the source and every chunk', async () => {
+    const source = await addSource(t.app, projectId, { type: 'text', title: 'Temp', content: 'Xylophone lessons start in March.' });
+    expect((await chunkRows(source.id)).length).toBeGreaterThan(0);
+    const res = await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${projectId}/knowledge/${source.id}`, headers: adminAuth() });
+    expect(res.statusCode).toBe(204);
+    expect(await chunkRows(source.id)).toEqual([]);
+    expect((await search(t.app, projectId, 'xylophone lessons')).results).toEqual([]);
+    const gone = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${projectId}/knowledge/${source.id}`, headers: adminAuth() });
+    expect(gone.statusCode).toBe(404);
+  });
+
+  it('lists sources and keeps projects apart', async () => {
+    const other = await createProject(t, undefined, 'Other');
+    await addSource(t.app, other.project.id, { type: 'text', content: 'Otherproject walrus facts.' });
+    const mine = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth() });
+    const list = (mine.json() as { sources: KnowledgeSource[] }).sources;
+    expect(list.length).toBeGreaterThan(5);
+    expect(list.every((s) => s.projectId === projectId)).toBe(true);
+    expect((await search(t.app, projectId, 'walrus')).results).toEqual([]);
+    expect((await search(t.app, other.project.id, 'walrus')).results).toHaveLength(1);
+    // The other project's secret key cannot read this project's knowledge.
+    const foreign = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${projectId}/knowledge/search?q=shipping`, headers: auth(other.secretKey) });
+    expect(foreign.statusCode).toBe(404);
+    const own = await search(t.app, other.project.id, 'walrus', auth(other.secretKey));
+    expect(own.results).toHaveLength(1);
+  });
+});
+
+describe.each(dialects)('SSRF guard during ingestion ($name)', (dialect) => {
+  let t: TestApp;
+  let worker: KnowledgeWorker | null = null;
+  let site: Awaited<ReturnType<typeof serveSite>>;
+
+  beforeAll(async () => {
+    site = await serveSite({
+      '/': { type: 'text/html', body: '<html><body><main><p>Start page about umbrellas and the weather outside today.</p><a href="/leak">more</a></main></body></html>' },
+      '/leak': (_req, res) => {
+        res.writeHead(301, { location: 'http://10.0.0.7/admin' });
+        res.end();
+      },
+    });
+    t = await createTestApp({ dialect });
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await t.close();
+    await site.close();
+  });
+
+  it('refuses a loopback URL with the guard on, and a redirect to a private address from an allowed page', async () => {
+    const { project } = await createProject(t);
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    const refused = await addSource(t.app, project.id, { type: 'url', url: `${site.base}/` });
+    expect(refused.status).toBe('failed');
+    expect(refused.error).toMatch(/not allowed/);
+    expect(site.hits.get('/')).toBeUndefined();
+    await worker.stop();
+
+    // With the guard on but the test server itself let through, the start page is read and the
+    // redirect from /leak to 10.0.0.7 is refused on its hop.
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50, addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a) });
+    const crawled = await addSource(t.app, project.id, { type: 'url', url: `${site.base}/`, maxDepth: 1 });
+    expect(crawled.status).toBe('ready');
+    expect(crawled.progress.pagesDone).toBe(1);
+    expect(crawled.error).toMatch(/\/leak: Refused to connect to 10\.0\.0\.7/);
+  });
+});

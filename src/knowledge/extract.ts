@@ -1,0 +1,230 @@
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import { marked, type Token, type Tokens } from 'marked';
+import { extractText, getDocumentProxy } from 'unpdf';
+import { slugify } from './chunk.js';
+import type { Block, Page } from './types.js';
+
+/** Markdown inline syntax reduced to its words: links keep their text, emphasis and code marks go. */
+export function stripInline(text: string): string {
+  return text
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/<[^>]+>/g, '')
+    .replace(/(\*\*|__|~~)(.+?)\1/g, '$2')
+    .replace(/(^|[^\w*])[*_](\S(?:.*?\S)?)[*_](?=[^\w*]|$)/g, '$1$2')
+    .replace(/`([^`]+)`/g, '$1')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+}
+
+function markdownBlocks(tokens: Token[], out: Block[]): void {
+  for (const token of tokens) {
+    switch (token.type) {
+      case 'heading': {
+        const text = stripInline((token as Tokens.Heading).text).trim();
+        out.push({ kind: 'heading', level: (token as Tokens.Heading).depth, text, anchor: slugify(text) });
+        break;
+      }
+      case 'paragraph':
+      case 'text':
+        out.push({ kind: 'text', text: stripInline((token as Tokens.Paragraph).text).trim() });
+        break;
+      case 'list': {
+        const list = token as Tokens.List;
+        const start = typeof list.start === 'number' ? list.start : 1;
+        const lines = list.items.map((item, i) => `${list.ordered ? `${start + i}.` : '-'} ${stripInline(item.text).replace(/\n+/g, ' ').trim()}`);
+        out.push({ kind: 'list', text: lines.join('\n') });
+        break;
+      }
+      case 'table': {
+        const table = token as Tokens.Table;
+        const row = (cells: Tokens.TableCell[]) => `| ${cells.map((c) => stripInline(c.text).trim()).join(' | ')} |`;
+        const lines = [row(table.header), `|${table.header.map(() => ' --- |').join('')}`, ...table.rows.map(row)];
+        out.push({ kind: 'table', text: lines.join('\n') });
+        break;
+      }
+      case 'code':
+        out.push({ kind: 'code', text: (token as Tokens.Code).text });
+        break;
+      case 'blockquote':
+        markdownBlocks((token as Tokens.Blockquote).tokens, out);
+        break;
+      case 'html': {
+        const text = stripInline((token as Tokens.HTML).text).trim();
+        if (text) out.push({ kind: 'text', text });
+        break;
+      }
+      default:
+        break; // space, hr, def: no words
+    }
+  }
+}
+
+/** A Markdown document as structure; the title is the first heading, else `fallbackTitle`. */
+export function markdownToPage(markdown: string, fallbackTitle: string, url: string | null = null): Page {
+  const blocks: Block[] = [];
+  markdownBlocks(marked.lexer(markdown), blocks);
+  const first = blocks.find((b) => b.kind === 'heading');
+  return { title: fallbackTitle || first?.text || 'Untitled', url, blocks: blocks.filter((b) => b.text !== '') };
+}
+
+/** Plain text: blank lines separate paragraphs; runs of bullet or numbered lines are lists. */
+export function textToPage(text: string, title: string, url: string | null = null): Page {
+  const blocks: Block[] = [];
+  for (const para of text.replace(/\r\n?/g, '\n').split(/\n\s*\n/)) {
+    const trimmed = para.trim();
+    if (!trimmed) continue;
+    const lines = trimmed.split('\n');
+    const isList = lines.every((l) => /^\s*([-*•]|\d+[.)])\s+/.test(l));
+    blocks.push(isList ? { kind: 'list', text: lines.map((l) => l.trim()).join('\n') } : { kind: 'text', text: lines.join(' ').replace(/\s+/g, ' ') });
+  }
+  return { title: title || 'Untitled', url, blocks };
+}
+
+const normalize = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim();
+
+/** Walks the main-content DOM in reading order, turning elements into blocks. */
+function domBlocks(node: Element, out: Block[]): void {
+  let loose = '';
+  const flushLoose = () => {
+    const text = normalize(loose);
+    if (text) out.push({ kind: 'text', text });
+    loose = '';
+  };
+  for (const child of Array.from(node.childNodes)) {
+    if (child.nodeType === 3) {
+      loose += child.textContent ?? '';
+      continue;
+    }
+    if (child.nodeType !== 1) continue;
+    const el = child as Element;
+    const tag = el.tagName.toLowerCase();
+    if (/^h[1-6]$/.test(tag)) {
+      flushLoose();
+      const text = normalize(el.textContent);
+      if (text) out.push({ kind: 'heading', level: Number(tag[1]), text, anchor: el.getAttribute('id') || slugify(text) });
+    } else if (tag === 'p') {
+      flushLoose();
+      const text = normalize(el.textContent);
+      if (text) out.push({ kind: 'text', text });
+    } else if (tag === 'ul' || tag === 'ol') {
+      flushLoose();
+      const items = Array.from(el.children).filter((c) => c.tagName.toLowerCase() === 'li');
+      const lines = items.map((li, i) => `${tag === 'ol' ? `${i + 1}.` : '-'} ${normalize(li.textContent)}`);
+      if (lines.length) out.push({ kind: 'list', text: lines.join('\n') });
+    } else if (tag === 'table') {
+      flushLoose();
+      const rows = Array.from(el.querySelectorAll('tr')).map(
+        (tr) => `| ${Array.from(tr.children).map((c) => normalize(c.textContent)).join(' | ')} |`,
+      );
+      if (rows.length) {
+        const width = (rows[0]!.match(/\|/g)?.length ?? 2) - 1;
+        out.push({ kind: 'table', text: [rows[0], `|${' --- |'.repeat(width)}`, ...rows.slice(1)].join('\n') });
+      }
+    } else if (tag === 'pre') {
+      flushLoose();
+      const text = (el.textContent ?? '').trim();
+      if (text) out.push({ kind: 'code', text });
+    } else if (['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'form', 'button'].includes(tag)) {
+      continue;
+    } else if (['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br'].includes(tag)) {
+      loose += tag === 'br' ? ' ' : (el.textContent ?? '');
+    } else {
+      flushLoose();
+      domBlocks(el, out);
+    }
+  }
+  flushLoose();
+}
+
+/**
+ * An HTML page's main content as structure. Readability (the algorithm behind Firefox's reader
+ * view) drops navigation, sidebars, footers and other boilerplate; when it finds no article, the
+ * body without its nav/header/footer/aside is used.
+ */
+export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
+  const { document } = parseHTML(html);
+  const title = normalize(document.querySelector('title')?.textContent) || normalize(document.querySelector('h1')?.textContent) || fallbackTitle || url || 'Untitled';
+  const blocks: Block[] = [];
+  let article: { content?: string | null } | null = null;
+  try {
+    // Readability mutates the document it reads; give it a copy and keep the original for the fallback.
+    article = new Readability(parseHTML(html).document as unknown as Document, { charThreshold: 100 }).parse();
+  } catch {
+    article = null;
+  }
+  if (article?.content) {
+    const { document: content } = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`);
+    domBlocks(content.body as unknown as Element, blocks);
+    // Readability removes the h1 that repeats the page title; put it back so chunks keep the page's
+    // top heading in their path and its anchor.
+    const h1 = document.querySelector('h1');
+    if (h1 && !blocks.some((b) => b.kind === 'heading' && b.level === 1)) {
+      const text = normalize(h1.textContent);
+      if (text) blocks.unshift({ kind: 'heading', level: 1, text, anchor: h1.getAttribute('id') || slugify(text) });
+    }
+  }
+  if (blocks.filter((b) => b.kind !== 'heading').length === 0 && document.body) {
+    for (const el of Array.from(document.body.querySelectorAll('nav, header, footer, aside, script, style, noscript'))) el.remove();
+    blocks.length = 0;
+    domBlocks(document.body as unknown as Element, blocks);
+  }
+  return { title, url, blocks };
+}
+
+/** The links of an HTML page, absolute, without fragments. */
+export function htmlLinks(html: string, base: string): string[] {
+  const { document } = parseHTML(html);
+  const links: string[] = [];
+  for (const a of Array.from(document.querySelectorAll('a[href]'))) {
+    try {
+      const url = new URL(a.getAttribute('href')!, base);
+      url.hash = '';
+      links.push(url.href);
+    } catch {
+      // not a URL: ignored
+    }
+  }
+  return links;
+}
+
+/** A PDF's text, one heading per page so chunks keep a `#page=N` anchor. */
+export async function pdfToPage(data: Uint8Array, title: string, url: string | null = null): Promise<Page> {
+  const pdf = await getDocumentProxy(data);
+  const { text } = await extractText(pdf, { mergePages: false });
+  const blocks: Block[] = [];
+  text.forEach((pageText, i) => {
+    const page = textToPage(pageText, title);
+    if (page.blocks.length === 0) return;
+    if (text.length > 1) blocks.push({ kind: 'heading', level: 1, text: `Page ${i + 1}`, anchor: `page=${i + 1}` });
+    blocks.push(...page.blocks);
+  });
+  await pdf.destroy();
+  return { title: title || 'Document', url, blocks };
+}
+
+/** FAQ pairs: each question is a heading, its answer the text under it. */
+export function faqToPage(items: Array<{ question: string; answer: string }>, title: string): Page {
+  const blocks: Block[] = [];
+  for (const item of items) {
+    blocks.push({ kind: 'heading', level: 2, text: item.question.trim(), anchor: slugify(item.question) });
+    blocks.push(...textToPage(item.answer, title).blocks);
+  }
+  return { title: title || 'FAQ', url: null, blocks };
+}
+
+/** Picks the extractor from a content type (or a file name) and returns the page. */
+export async function bodyToPage(body: Buffer, contentType: string, url: string | null, title: string): Promise<Page> {
+  const type = contentType.toLowerCase();
+  const name = (url ?? title).toLowerCase().split(/[?#]/)[0]!;
+  if (type.includes('pdf') || name.endsWith('.pdf')) return pdfToPage(new Uint8Array(body), title, url);
+  const text = body.toString('utf8');
+  if (type.includes('html') || /\.html?$/.test(name)) return htmlToPage(text, url, title);
+  if (type.includes('markdown') || /\.(md|markdown)$/.test(name)) return markdownToPage(text, title, url);
+  return textToPage(text, title, url);
+}

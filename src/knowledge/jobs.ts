@@ -1,0 +1,233 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { AppDeps } from '../http/context.js';
+import { base62, newId, now } from '../lib/ids.js';
+import type { AddressPolicy } from '../net/safe-fetch.js';
+import type { Database } from '../store/schema.js';
+import { ingestSource, type Progress } from './ingest.js';
+import { knowledgeFor } from './runtime.js';
+
+/** A crashed attempt is retried this many times in all before the source is marked failed. */
+export const MAX_ATTEMPTS = 3;
+
+export interface WorkerOptions {
+  /** How long a claim lasts without a heartbeat; a job of a dead node is taken over after it. */
+  leaseMs?: number;
+  /** How often the queue is checked when nothing woke the worker. */
+  pollMs?: number;
+  log?: FastifyBaseLogger;
+  /** Tests only: see SafeFetchInit.addressPolicy. */
+  addressPolicy?: AddressPolicy;
+}
+
+export interface KnowledgeWorker {
+  /** Checks the queue now instead of at the next poll. */
+  wake(): void;
+  /** Stops claiming; waits for the job in hand to finish or give up its lease. */
+  stop(): Promise<void>;
+}
+
+/** Queues an ingestion of `sourceId` into a fresh generation. Runs inside the caller's transaction. */
+export async function enqueueIngestion(db: Kysely<Database> | Transaction<Database>, sourceId: string, projectId: string): Promise<void> {
+  const at = now();
+  await db
+    .insertInto('knowledge_jobs')
+    .values({
+      id: newId('job'),
+      source_id: sourceId,
+      project_id: projectId,
+      generation: `gen_${base62(16)}`,
+      status: 'queued',
+      attempts: 0,
+      lease_owner: null,
+      lease_until: null,
+      error: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+}
+
+const claimable = (at: string) =>
+  sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
+
+/**
+ * Claims the oldest claimable job: queued, or running under a lease that has run out (its node
+ * died). The claim is a conditional UPDATE that re-checks the condition on the row itself, so when
+ * two nodes race for one job exactly one update matches; the other moves on to the next candidate.
+ */
+async function claim(db: Kysely<Database>, owner: string, leaseMs: number) {
+  const at = now();
+  const candidates = await db
+    .selectFrom('knowledge_jobs')
+    .select('id')
+    .where(claimable(at))
+    .orderBy('created_at')
+    .limit(5)
+    .execute();
+  for (const { id } of candidates) {
+    const job = await db
+      .updateTable('knowledge_jobs')
+      .set({
+        status: 'running',
+        lease_owner: owner,
+        lease_until: new Date(Date.now() + leaseMs).toISOString(),
+        attempts: sql`attempts + 1`,
+        updated_at: at,
+      })
+      .where('id', '=', id)
+      .where(claimable(at))
+      .returningAll()
+      .executeTakeFirst();
+    if (job) return job;
+  }
+  return null;
+}
+
+type Job = NonNullable<Awaited<ReturnType<typeof claim>>>;
+
+async function failSource(db: Kysely<Database>, job: Job, reason: string): Promise<void> {
+  const at = now();
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('knowledge_jobs').set({ status: 'failed', error: reason, lease_until: null, updated_at: at }).where('id', '=', job.id).execute();
+    await trx.deleteFrom('knowledge_chunks').where('source_id', '=', job.source_id).where('generation', '=', job.generation).execute();
+    await trx.updateTable('knowledge_sources').set({ status: 'failed', error: reason, updated_at: at }).where('id', '=', job.source_id).execute();
+  });
+}
+
+/**
+ * Runs one claimed job: ingests into the job's generation while renewing the lease, then, in one
+ * transaction, makes that generation the visible one and drops the previous one. Losing the lease
+ * (another node took the job over) aborts the work without touching the source.
+ */
+async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions): Promise<void> {
+  const db = deps.store.db;
+  const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', job.source_id).executeTakeFirst();
+  if (!source) return; // deleted meanwhile: the cascade removed the job as well
+  if (job.attempts > MAX_ATTEMPTS) {
+    await failSource(db, job, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
+    return;
+  }
+  await db
+    .updateTable('knowledge_sources')
+    .set({ status: 'processing', error: null, pages_done: 0, pages_total: null, chunks_done: 0, updated_at: now() })
+    .where('id', '=', source.id)
+    .execute();
+
+  const abort = new AbortController();
+  const renew = async () => {
+    const res = await db
+      .updateTable('knowledge_jobs')
+      .set({ lease_until: new Date(Date.now() + options.leaseMs).toISOString() })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) abort.abort(new Error('lease lost'));
+  };
+  const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(50, options.leaseMs / 3));
+  try {
+    const runtime = knowledgeFor(deps);
+    const result = await ingestSource(source, job.generation, {
+      db,
+      embedder: runtime.embedder,
+      fetch: { allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, addressPolicy: options.addressPolicy, signal: abort.signal },
+      progress: async (p: Progress) => {
+        await db
+          .updateTable('knowledge_sources')
+          .set({ pages_done: p.pagesDone, pages_total: p.pagesTotal, chunks_done: p.chunksDone, updated_at: now() })
+          .where('id', '=', source.id)
+          .execute();
+      },
+    });
+    clearInterval(heartbeat);
+    const at = now();
+    await db.transaction().execute(async (trx) => {
+      const done = await trx
+        .updateTable('knowledge_jobs')
+        .set({ status: 'done', lease_until: null, error: null, updated_at: at })
+        .where('id', '=', job.id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) === 0) throw new Error('lease lost');
+      // The switch: from here on searches see the new generation and only it.
+      await trx
+        .updateTable('knowledge_sources')
+        .set({
+          status: 'ready',
+          error: result.failures.length ? `${result.failures.length} page(s) skipped; first: ${result.failures[0]!.url}: ${result.failures[0]!.reason}` : null,
+          generation: job.generation,
+          chunk_count: result.chunks,
+          title: source.title ?? result.firstTitle,
+          synced_at: at,
+          updated_at: at,
+        })
+        .where('id', '=', source.id)
+        .execute();
+      await trx.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '!=', job.generation).execute();
+    });
+  } catch (err) {
+    clearInterval(heartbeat);
+    if (abort.signal.aborted) {
+      options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
+      return;
+    }
+    const reason = (err as Error).message || 'Ingestion failed';
+    options.log?.warn({ jobId: job.id, sourceId: source.id, reason }, 'knowledge ingestion failed');
+    await failSource(db, job, reason);
+  }
+}
+
+/**
+ * Starts the in-process ingestion worker: claims queued jobs from the database one at a time (any
+ * number of nodes may run one against the same PostgreSQL), and on start picks up jobs whose node
+ * died mid-way once their lease has run out.
+ */
+export function startKnowledgeWorker(deps: AppDeps, options: WorkerOptions = {}): KnowledgeWorker {
+  const opts = { leaseMs: 30_000, pollMs: 1_000, ...options };
+  const owner = `worker_${base62(12)}`;
+  let running = true;
+  let wakeUp: (() => void) | null = null;
+  let pending = false;
+  const runtime = knowledgeFor(deps);
+  const wake = () => {
+    pending = true;
+    wakeUp?.();
+  };
+  runtime.wakeWorker = wake;
+
+  const loop = (async () => {
+    while (running) {
+      pending = false;
+      try {
+        const job = await claim(deps.store.db, owner, opts.leaseMs);
+        if (job) {
+          await runJob(deps, job, owner, opts);
+          continue;
+        }
+      } catch (err) {
+        if (!running) break;
+        opts.log?.error({ err }, 'knowledge worker error');
+      }
+      if (!running || pending) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, opts.pollMs);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = null;
+    }
+  })();
+
+  return {
+    wake,
+    async stop() {
+      running = false;
+      if (runtime.wakeWorker === wake) runtime.wakeWorker = null;
+      wakeUp?.();
+      await loop;
+    },
+  };
+}

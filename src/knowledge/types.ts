@@ -1,0 +1,42 @@
+/** A passage found in a project's knowledge, as the `search_knowledge` tool and the search API return it. */
+export interface KnowledgeHit {
+  chunkId: string;
+  sourceId: string;
+  title: string;
+  url: string | null;
+  headingPath: string[];
+  text: string;
+  score: number;
+}
+
+export const SOURCE_TYPES = ['text', 'markdown', 'html', 'pdf', 'url', 'sitemap', 'faq'] as const;
+export type SourceType = (typeof SOURCE_TYPES)[number];
+
+/** One structural element of a page, in reading order. */
+export type Block =
+  | { kind: 'heading'; level: number; text: string; anchor?: string }
+  | { kind: 'text' | 'list' | 'table' | 'code'; text: string };
+
+/** A document reduced to its structure: what chunking works from. */
+export interface Page {
+  title: string;
+  /** Where the page lives (URL sources), or null for uploaded and pasted content. */
+  url: string | null;
+  blocks: Block[];
+}
+
+/** A chunk before it is stored. */
+export interface ChunkDraft {
+  title: string;
+  headingPath: string[];
+  /** The page URL with the nearest heading's anchor, or `#anchor` alone for documents without a URL. */
+  url: string | null;
+  text: string;
+}
+
+/** Crawl limits of URL, crawl and sitemap sources. */
+export interface CrawlOptions {
+  /** Follow links from the start URL (type url) up to this depth; 0 fetches the page alone. */
+  maxDepth: number;
+  maxPages: number;
+}
