@@ -3,7 +3,8 @@ export const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Characters of response text handed to the model at most (tool results travel in every later step). */
 export const MAX_MODEL_CHARS = 8000;
 
-const TRUNCATION_NOTE = '\n…[truncated]';
+/** Ends a text that was cut to fit. */
+export const TRUNCATION_NOTE = '\n…[truncated]';
 
 /** Decodes the body with the charset the response names, UTF-8 otherwise. */
 export function decodeBody(body: Buffer, contentType: string | null): string {
