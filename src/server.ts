@@ -3,6 +3,8 @@ import { buildApp } from './app.js';
 import { createProject, listProjects } from './api/projects/service.js';
 import type { Config } from './config.js';
 import type { AppDeps } from './http/context.js';
+import { addProjectDocs } from './knowledge/demo.js';
+import { startKnowledgeWorker } from './knowledge/jobs.js';
 import { createRateLimiter } from './limits/index.js';
 import { openStore } from './store/index.js';
 
@@ -39,6 +41,7 @@ export async function ensureDemoProject(deps: AppDeps): Promise<DemoProject | nu
       widget: { primaryColor: '#4f46e5', fabText: 'Ask us' },
     },
   });
+  await addProjectDocs(deps, created.project.id);
   return {
     projectId: created.project.id,
     publicKey: created.publicKey,
@@ -52,6 +55,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const deps = await openDeps(config);
   const app = await buildApp(deps);
   const demo = await ensureDemoProject(deps);
+  const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log });
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
   if (demo) printDemo(base, demo);
@@ -61,6 +65,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    await knowledgeWorker.stop();
     await deps.limiter.close();
     await deps.store.close();
     process.exit(0);
