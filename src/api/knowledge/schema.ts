@@ -78,7 +78,7 @@ export const knowledgeHit = z.object({
   chunkId: z.string(),
   sourceId: z.string(),
   title: z.string(),
-  url: z.string().nullable().describe('Page URL with anchor, `#anchor` for documents, or null.'),
+  url: z.string().nullable().describe('Page URL with the anchor of the nearest heading; null for uploaded and pasted documents.'),
   headingPath: z.array(z.string()).describe('Headings above the chunk, outermost first.'),
   text: z.string(),
   score: z.number().describe('Higher is better; comparable within one response only.'),

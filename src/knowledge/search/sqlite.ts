@@ -21,7 +21,8 @@ export function toRanked(row: Row): RankedChunk {
     chunkId: row.id,
     sourceId: row.source_id,
     title: row.title,
-    url: row.url,
+    // Citations need a link a reader can open: a bare `#anchor` of an uploaded document is not one.
+    url: row.url && /^https?:\/\//i.test(row.url) ? row.url : null,
     headingPath: JSON.parse(row.heading_path) as string[],
     text: row.text,
     score: Number(Number(row.score).toFixed(6)),

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
+import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { addSource, serveSite } from '../../test/support/knowledge.js';
+import { parseAnswer, streamedText } from '../../test/ui-stream.js';
+import { DONT_KNOW } from '../agent/builtin/knowledge.js';
+import type { CreatedProject } from '../api/projects/service.js';
+import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
+
+const RETURNS = `# Returns
+
+## Return window
+
+You can return any unworn item within 30 days of delivery for a full refund. Use the prepaid label that came in the box.
+
+## Refund timing
+
+Refunds reach your original payment method within 5 business days after the parcel arrives at our warehouse.
+`;
+
+const SHIPPING = `# Shipping
+
+## Delivery times
+
+Standard delivery inside the Netherlands takes two business days. Express delivery arrives the next morning before noon.
+`;
+
+/** A streamed answer cites the source its passage came from, through a real model provider and the builtin model. */
+describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
+  let fake: FakeOpenAICompatible;
+  let site: Awaited<ReturnType<typeof serveSite>>;
+  let t: TestApp;
+  let worker: KnowledgeWorker;
+  let remote: CreatedProject;
+  let builtin: CreatedProject;
+  const sourceIds: Record<string, string> = {};
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAICompatible();
+    site = await serveSite({
+      '/shipping': { type: 'text/markdown', body: SHIPPING },
+    });
+    t = await createTestApp({
+      dialect,
+      env: { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, OPENAI_COMPATIBLE_API_KEY: 'sk-fake', ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' },
+    });
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    remote = await createProject(t, { model: 'openai-compatible:fake' });
+    builtin = await createProject(t, { model: 'builtin' });
+    for (const p of [remote, builtin]) {
+      sourceIds[`${p.project.id}:returns`] = (await addSource(t.app, p.project.id, { type: 'markdown', content: RETURNS })).id;
+      sourceIds[`${p.project.id}:shipping`] = (await addSource(t.app, p.project.id, { type: 'url', url: `${site.base}/shipping` })).id;
+    }
+  });
+
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+    await fake.close();
+    await site.close();
+  });
+
+  async function ask(p: CreatedProject, question: string) {
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+    const conversationId = created.json().conversationId as string;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(p.publicKey),
+      payload: { conversationId, messages: [{ role: 'user', content: question }] },
+    });
+    expect(res.statusCode).toBe(200);
+    const answer = await parseAnswer(res.body);
+    const stored = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(p.publicKey) });
+    const assistant = stored.json().messages.find((m: { role: string }) => m.role === 'assistant');
+    return { ...answer, assistant };
+  }
+
+  it('a real model calls search_knowledge and the stream cites the source it found', async () => {
+    fake.enqueue(
+      { toolCalls: [{ name: 'search_knowledge', arguments: { query: 'how long until my refund arrives' } }] },
+      { text: 'Refunds reach your payment method within 5 business days [1].' },
+    );
+    const { chunks, assistant } = await ask(remote, 'When will I get my refund?');
+    const toolOutput = chunks.find((c) => c.type === 'tool-output-available') as { output: { results: Array<{ sourceId: string; text: string }> } };
+    expect(toolOutput.output.results[0]!.sourceId).toBe(sourceIds[`${remote.project.id}:returns`]);
+    expect(toolOutput.output.results[0]!.text).toContain('5 business days');
+    // The model's second request carried the passages as the tool result.
+    const second = fake.requests[fake.requests.length - 1]!.body.messages as Array<{ role: string; content: string }>;
+    expect(second.find((m) => m.role === 'tool')!.content).toContain('5 business days');
+
+    const sources = chunks.filter((c) => c.type === 'source-document' || c.type === 'source-url') as Array<{ type: string; sourceId: string; title?: string }>;
+    expect(sources[0]).toMatchObject({ type: 'source-document', sourceId: sourceIds[`${remote.project.id}:returns`], title: 'Returns' });
+    expect(assistant.sources[0]).toMatchObject({ sourceId: sourceIds[`${remote.project.id}:returns`], type: 'document', title: 'Returns' });
+  });
+
+  it('a URL source is cited as source-url with its page address', async () => {
+    fake.enqueue(
+      { toolCalls: [{ name: 'search_knowledge', arguments: { query: 'express delivery time' } }] },
+      { text: 'Express delivery arrives the next morning [1].' },
+    );
+    const { chunks, assistant } = await ask(remote, 'How fast is express delivery?');
+    const url = chunks.find((c) => c.type === 'source-url') as { sourceId: string; url: string };
+    expect(url).toMatchObject({ sourceId: sourceIds[`${remote.project.id}:shipping`], url: `${site.base}/shipping#delivery-times` });
+    expect(assistant.sources[0]).toMatchObject({ type: 'url', url: `${site.base}/shipping#delivery-times` });
+  });
+
+  it('the builtin model answers from the passage that holds the answer and cites it', async () => {
+    const { chunks, assistant } = await ask(builtin, 'How many days do I have to return an item?');
+    const text = streamedText(chunks);
+    expect(text).toContain('within 30 days of delivery');
+    expect(text).not.toContain('Express');
+    // Sources are numbered in the order the search found them; the answer cites the first, [1].
+    expect(text).toMatch(/\[1\]$/);
+    expect(text).not.toContain('[2]');
+    expect(assistant.sources[0].sourceId).toBe(sourceIds[`${builtin.project.id}:returns`]);
+  });
+
+  it('the builtin model cites a URL source with its link', async () => {
+    const { chunks } = await ask(builtin, 'How long does standard delivery take in the Netherlands?');
+    expect(streamedText(chunks)).toContain('two business days');
+    expect(chunks.find((c) => c.type === 'source-url')).toMatchObject({ sourceId: sourceIds[`${builtin.project.id}:shipping`] });
+  });
+
+  it('the builtin model says it does not know when nothing matches, and cites nothing', async () => {
+    const { chunks, assistant } = await ask(builtin, 'Do you sell replacement bicycle chains?');
+    expect(streamedText(chunks)).toBe(DONT_KNOW);
+    expect(chunks.some((c) => c.type === 'source-url' || c.type === 'source-document')).toBe(false);
+    expect(assistant.sources ?? []).toEqual([]);
+  });
+});
