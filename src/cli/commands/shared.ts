@@ -1,0 +1,75 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadConfig } from '../../config.js';
+import { openStore, type Store } from '../../store/index.js';
+import { UsageError } from './types.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface ParsedCommand {
+  /** String options as given (absent: undefined); boolean flags as true/undefined. */
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+  help: boolean;
+}
+
+/**
+ * `node:util` parseArgs in strict mode (unknown options are errors), with its errors turned into
+ * usage errors (exit 2). `-h/--help` is accepted everywhere and reported in `help`.
+ */
+export function parseCommand(
+  args: string[],
+  options: Options,
+  usage: string,
+  positionals: { min: number; max: number; names?: string } = { min: 0, max: 0 },
+): ParsedCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''), usage);
+  }
+  const { help, ...values } = parsed.values as Record<string, string | boolean | undefined>;
+  const count = parsed.positionals.length;
+  if (!help && (count < positionals.min || count > positionals.max)) {
+    const what = positionals.names ?? 'argument';
+    throw new UsageError(count < positionals.min ? `Missing ${what}` : `Unexpected argument: ${parsed.positionals[positionals.max]}`, usage);
+  }
+  return { values, positionals: parsed.positionals, help: help === true };
+}
+
+/** A string option's value; a flag given without its value is a usage error. */
+export function option(parsed: ParsedCommand, flag: string): string | undefined {
+  const value = parsed.values[flag];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A required string option, or a usage error naming it. */
+export function required(value: string | undefined, flag: string, usage: string): string {
+  if (value === undefined || value.trim() === '') throw new UsageError(`Missing --${flag}`, usage);
+  return value.trim();
+}
+
+/**
+ * Runs `fn` on the database named by DATABASE_URL (migrated on open, like the server), then closes
+ * it. The CLI works on the database directly, so it works before any admin token exists.
+ */
+export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore(config.DATABASE_URL);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Left-aligned columns with a header row, for lists read by people. */
+export function printTable(headers: string[], rows: string[][]): void {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  process.stdout.write(`${[line(headers), ...rows.map(line)].join('\n')}\n`);
+}
