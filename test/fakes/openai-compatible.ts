@@ -196,7 +196,8 @@ async function respond(res: ServerResponse, turn: FakeTurn, stream: boolean, n: 
     }
     if (turn.hangAfterChunks !== undefined && sent === turn.hangAfterChunks + 1) return;
     if (turn.delayMs && i > 0) await sleep(turn.delayMs);
-    if (!res.write(events[i])) await new Promise((r) => res.once('drain', r));
+    // Wait until the bytes are handed to the socket, so a failure scripted after them comes after them.
+    await new Promise<void>((resolve) => res.write(events[i], () => resolve()));
   }
   res.end();
 }

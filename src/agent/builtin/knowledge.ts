@@ -6,7 +6,7 @@ import type { BuiltinDecision, BuiltinTurn } from './types.js';
 export const KNOWLEDGE_TOOL = 'search_knowledge';
 
 /** A passage must cover at least this share of the question's keywords to be used. */
-const MIN_COVERAGE = 0.34;
+const MIN_COVERAGE = 0.3;
 /** At most this many passages (distinct sources) go into one answer. */
 const MAX_PASSAGES = 2;
 /** Characters taken from one passage. */

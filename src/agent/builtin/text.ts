@@ -18,16 +18,24 @@ export function words(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];
 }
 
-/** A word with common English suffixes cut, so inflections compare equal. */
+/**
+ * A word with common English inflections cut, so "takes", "taking" and "take" all become "tak" and
+ * "orders" meets "order". Crude on purpose: both sides of a comparison go through it.
+ */
 export function stem(word: string): string {
   let w = word.replace(/['’]s$/, '');
-  for (const suffix of ['ing', 'ies', 'ied', 'es', 'ed', 'ly', 's']) {
-    if (w.length > suffix.length + 2 && w.endsWith(suffix)) {
-      w = w.slice(0, -suffix.length) + (suffix === 'ies' || suffix === 'ied' ? 'y' : '');
-      break;
-    }
-  }
-  return w;
+  if (w.length <= 3) return w;
+  let cut = true;
+  if (w.endsWith('ies') || w.endsWith('ied')) w = `${w.slice(0, -3)}y`;
+  else if (/(ss|x|z|ch|sh)es$/.test(w)) w = w.slice(0, -2);
+  else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('ly') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  else cut = false;
+  // "shipped" → "shipp" → "ship"; "running" → "runn" → "run".
+  if (cut && /([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
+  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
 }
 
 /** Stems of the words that carry meaning (no stopwords, no one-letter words). */
