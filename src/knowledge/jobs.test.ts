@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { search, waitForSource } from '../../test/support/knowledge.js';
+import { createSource } from '../api/knowledge/service.js';
+import { newId } from '../lib/ids.js';
+import { MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js';
+import { knowledgeFor } from './runtime.js';
+
+describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ dialect });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const db = () => t.deps.store.db;
+
+  it('a job cut off by a crash is taken over once its lease expires; its half-written chunks are never searched', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', title: 'Pets', payload: 'Dogs are welcome in every store on a short leash.' });
+    const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+    // A node claimed the job, wrote part of the chunks, then died: its lease ran out a minute ago.
+    await db()
+      .updateTable('knowledge_jobs')
+      .set({ status: 'running', attempts: 1, lease_owner: 'worker_dead', lease_until: new Date(Date.now() - 60_000).toISOString() })
+      .where('id', '=', job.id)
+      .execute();
+    await db().updateTable('knowledge_sources').set({ status: 'processing', pages_done: 0, chunks_done: 1 }).where('id', '=', source.id).execute();
+    await db()
+      .insertInto('knowledge_chunks')
+      .values({
+        id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
+        title: 'Pets', heading_path: '[]', headings: '', url: null, text: 'Half written leash text', embedding: null,
+      })
+      .execute();
+    expect((await search(t.app, project.id, 'leash')).results).toEqual([]);
+
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    try {
+      const ready = await waitForSource(t.app, project.id, source.id);
+      expect(ready.status).toBe('ready');
+      const rows = await db().selectFrom('knowledge_chunks').selectAll().where('source_id', '=', source.id).execute();
+      expect(rows.map((r) => r.text)).toEqual(['Dogs are welcome in every store on a short leash.']);
+      const after = await db().selectFrom('knowledge_jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+      expect(after).toMatchObject({ status: 'done', attempts: 2 });
+      expect((await search(t.app, project.id, 'leash')).results.map((r) => r.text)).toEqual(['Dogs are welcome in every store on a short leash.']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a job that keeps dying is given up after the attempt limit, with a reason', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Anything.' });
+    await db()
+      .updateTable('knowledge_jobs')
+      .set({ status: 'running', attempts: MAX_ATTEMPTS, lease_owner: 'worker_dead', lease_until: new Date(Date.now() - 1000).toISOString() })
+      .where('source_id', '=', source.id)
+      .execute();
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    try {
+      const failed = await waitForSource(t.app, project.id, source.id);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatch(/interrupted 3 times/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a live lease is left alone: another node does not take the job', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Leased text.' });
+    await db()
+      .updateTable('knowledge_jobs')
+      .set({ status: 'running', attempts: 1, lease_owner: 'worker_alive', lease_until: new Date(Date.now() + 60_000).toISOString() })
+      .where('source_id', '=', source.id)
+      .execute();
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 20 });
+    try {
+      // Give the worker several polls; the job must still belong to the live owner.
+      for (let i = 0; i < 10; i++) {
+        knowledgeFor(t.deps).wakeWorker?.();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+      expect(job).toMatchObject({ lease_owner: 'worker_alive', attempts: 1, status: 'running' });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('several workers on one database process each job exactly once', async () => {
+    const { project } = await createProject(t);
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      ids.push((await createSource(t.deps, project.id, { type: 'text', payload: `Document number ${i} about topic${i}.` })).id);
+    }
+    // Separate deps objects over the same store stand for separate nodes.
+    const nodes = await Promise.all([1, 2, 3].map(() => createTestApp({ dialect, store: t.deps.store })));
+    const workers = nodes.map((n) => startKnowledgeWorker(n.deps, { pollMs: 10 }));
+    try {
+      for (const id of ids) expect((await waitForSource(t.app, project.id, id)).status).toBe('ready');
+      const jobs = await db().selectFrom('knowledge_jobs').selectAll().where('project_id', '=', project.id).execute();
+      expect(jobs.map((j) => [j.status, j.attempts])).toEqual(ids.map(() => ['done', 1]));
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all(nodes.map((n) => n.close()));
+    }
+  });
+
+  it('a failed ingestion keeps the reason and leaves nothing searchable', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'pdf', title: 'Broken', payload: Buffer.from('%PDF-1.4 not really a pdf').toString('base64') });
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    try {
+      const failed = await waitForSource(t.app, project.id, source.id);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toBeTruthy();
+      const chunks = await db().selectFrom('knowledge_chunks').select('id').where('source_id', '=', source.id).execute();
+      expect(chunks).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
