@@ -1,5 +1,7 @@
 import { ConfigError } from '../config.js';
+import { actionCommands } from './commands/action.js';
 import { keyCommands } from './commands/key.js';
+import { knowledgeCommands } from './commands/knowledge.js';
 import { projectCommands } from './commands/project.js';
 import { serveCommand } from './commands/serve.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
@@ -9,6 +11,8 @@ const groups: CommandGroup[] = [
   serveCommand,
   projectCommands,
   keyCommands,
+  actionCommands,
+  knowledgeCommands,
 ];
 
 function usage(): string {

@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
+import { dialects } from '../../test/helper.js';
+import { createProject } from '../api/projects/service.js';
+import { base62 } from '../lib/ids.js';
+import { openStore, type Store } from '../store/index.js';
+
+const run = promisify(execFile);
+const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
+const API_KEY = 'cli-configured-key-93b1d0';
+
+async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw err;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+// Each command is a Node process compiling TypeScript on the fly: allow for a busy machine.
+describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }, (dialect) => {
+  let dir: string;
+  let databaseUrl: string;
+  let store: Store;
+  let ep: ActionEndpoint;
+  let env: Record<string, string>;
+  let projectId: string;
+  let dropSchema = async () => {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'answerdesk-action-cli-'));
+    ep = await startActionEndpoint();
+    if (dialect.name === 'sqlite') {
+      // No ANSWERDESK_SECRET_KEY: the key is generated beside the database file.
+      databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
+      store = await openStore(databaseUrl);
+      env = { DATABASE_URL: databaseUrl };
+    } else {
+      const schema = `t_cli_${base62(10).toLowerCase()}`;
+      store = await openStore(dialect.url, { schema });
+      databaseUrl = `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+      env = { DATABASE_URL: databaseUrl, ANSWERDESK_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef' };
+      dropSchema = async () => {
+        const client = new pg.Client({ connectionString: dialect.url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      };
+    }
+    projectId = (await createProject(store.db, { name: 'CLI actions' })).project.id;
+  });
+  afterAll(async () => {
+    await store.close();
+    await ep.close();
+    await dropSchema();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
+
+  it('adds, lists, tests and deletes an action; the secret stays masked and encrypted', async () => {
+    const file = join(dir, 'action.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'track_order',
+        description: 'Look up an order',
+        url: `${ep.base}/orders/{orderNumber}`,
+        headers: { 'X-Api-Key': API_KEY },
+        parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+      }),
+    );
+    const added = await cli(['action', 'add', '--project', projectId, '--file', file, '--json']);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const { action } = JSON.parse(added.stdout);
+    expect(action).toMatchObject({ name: 'track_order', headers: { 'X-Api-Key': { value: '********', secret: true } } });
+    const row = await store.db.selectFrom('actions').selectAll().where('id', '=', action.id).executeTakeFirstOrThrow();
+    expect(row.headers).not.toContain(API_KEY);
+    if (dialect.name === 'sqlite') expect(statSync(join(dir, 'secret.key')).mode & 0o777).toBe(0o600);
+
+    const listed = await cli(['action', 'list', '--project', projectId]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${action.id}\\s+track_order\\s+yes\\s+GET\\s+${ep.base}/orders/\\{orderNumber\\}$`, 'm'));
+
+    // A second process opens the secret with the same key and sends it; the output masks it.
+    const tested = await cli(['action', 'test', '--project', projectId, 'track_order', '--args', '{"orderNumber":"A-1234"}'], { ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' });
+    expect(tested.code).toBe(0);
+    expect(tested.stdout).toContain(`> GET ${ep.base}/orders/A-1234`);
+    expect(tested.stdout).toContain('> x-api-key: ********');
+    expect(tested.stdout).toMatch(/^< 200 \(\d+ ms\)$/m);
+    expect(tested.stdout).toContain('"status": "shipped"');
+    expect(tested.stdout).not.toContain(API_KEY);
+    expect(ep.receivedAt('/orders/A-1234').at(-1)!.headers['x-api-key']).toBe(API_KEY);
+
+    const guarded = await cli(['action', 'test', '--project', projectId, action.id, '--args', '{"orderNumber":"A-1"}']);
+    expect(guarded.code).toBe(1);
+    expect(guarded.stdout).toContain('Failed: Refused: the endpoint (or a redirect) points to a private or reserved address');
+
+    const deleted = await cli(['action', 'delete', '--project', projectId, 'track_order']);
+    expect(deleted.code).toBe(0);
+    expect(await store.db.selectFrom('actions').select('id').where('id', '=', action.id).execute()).toEqual([]);
+  });
+
+  it('reports a bad definition with its details and exit code 1', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ name: 'bad one', description: 'x', url: 'https://example.com', parameters: { type: 'string' } }));
+    const res = await cli(['action', 'add', '--project', projectId, '--file', file]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('Validation error');
+    expect(res.stderr).toContain('  name: must start with a letter');
+    const semantic = join(dir, 'semantic.json');
+    writeFileSync(semantic, JSON.stringify({ name: 'ok_name', description: 'x', url: 'https://example.com', parameters: { type: 'string' } }));
+    const res2 = await cli(['action', 'add', '--project', projectId, '--file', semantic]);
+    expect(res2.code).toBe(1);
+    expect(res2.stderr).toContain('  parameters.type: must be "object"');
+    const usage = await cli(['action', 'add', '--project', projectId]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('Missing --file');
+  });
+});

@@ -1,0 +1,174 @@
+import { readFileSync } from 'node:fs';
+import { executeAction } from '../../actions/execute.js';
+import { secretBox } from '../../actions/secret-box.js';
+import { createActionBody } from '../../api/actions/schema.js';
+import { createAction, deleteAction, listActions, loadAction } from '../../api/actions/service.js';
+import { getProject } from '../../api/projects/service.js';
+import { loadConfig } from '../../config.js';
+import { HttpError } from '../../lib/errors.js';
+import type { Store } from '../../store/index.js';
+import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
+import { UsageError, type CommandGroup } from './types.js';
+
+const usage = `Usage:
+  answerdesk action add --project <projectId> --file <action.json> [--json]
+  answerdesk action list --project <projectId> [--json]
+  answerdesk action test --project <projectId> <actionId|name> [--args <json>] [--json]
+  answerdesk action delete --project <projectId> <actionId|name>
+
+add      Creates an action from a JSON file ("-" reads standard input) with the admin API's fields:
+         name, description, method, url, headers, parameters, query, body, examples, timeoutMs, enabled.
+list     Lists the project's actions; secret header values are never shown.
+test     Calls the action once with --args (a JSON object) and prints the request made and the
+         response received, secrets masked. Exit code 1 when no response or a status of 400 or more.
+delete   Deletes the action and its call log.
+
+Works directly on the database named by DATABASE_URL, with the same secret key as the server
+(ANSWERDESK_SECRET_KEY, or secret.key in the data directory).
+`;
+
+/** A service error as a CLI failure: validation details listed one per line. */
+function failure(err: unknown): never {
+  if (err instanceof HttpError) {
+    const details = (err.extra.details as Array<{ path: string; message: string }> | undefined) ?? [];
+    throw new Error([err.message, ...details.map((d) => `  ${d.path || '(body)'}: ${d.message}`)].join('\n'));
+  }
+  throw err;
+}
+
+/** An action id (`act_…`) or a name, resolved within the project. */
+async function resolveId(store: Store, projectId: string, ref: string): Promise<string> {
+  if (ref.startsWith('act_')) return ref;
+  const row = await store.db.selectFrom('actions').select('id').where('project_id', '=', projectId).where('name', '=', ref).executeTakeFirst();
+  if (!row) throw new Error(`No action named "${ref}" in project ${projectId}`);
+  return row.id;
+}
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (err) {
+    throw new Error(`Cannot read ${what} ${path}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${what} ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+async function add(args: string[]): Promise<number> {
+  const cmd = parseCommand(args, { project: { type: 'string' }, file: { type: 'string' }, json: { type: 'boolean' } }, usage);
+  if (cmd.help) return help();
+  const projectId = required(option(cmd, 'project'), 'project', usage);
+  const file = required(option(cmd, 'file'), 'file', usage);
+  const parsed = createActionBody.safeParse(readJson(file, 'file'));
+  if (!parsed.success) {
+    throw new Error(['Validation error', ...parsed.error.issues.map((i) => `  ${i.path.join('.') || '(body)'}: ${i.message}`)].join('\n'));
+  }
+  const config = loadConfig();
+  const action = await withStore(async (store) => {
+    await getProject(store.db, projectId);
+    return createAction(store.db, secretBox(config), projectId, parsed.data).catch(failure);
+  });
+  if (cmd.values.json) printJson({ action });
+  else process.stdout.write(`Created action ${action.id} (${action.name}: ${action.method} ${action.url})${action.enabled ? '' : ', disabled'}.\n`);
+  return 0;
+}
+
+async function list(args: string[]): Promise<number> {
+  const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage);
+  if (cmd.help) return help();
+  const projectId = required(option(cmd, 'project'), 'project', usage);
+  const actions = await withStore(async (store) => {
+    await getProject(store.db, projectId);
+    return listActions(store.db, projectId);
+  });
+  if (cmd.values.json) printJson({ actions });
+  else printTable(['ID', 'NAME', 'ENABLED', 'METHOD', 'URL'], actions.map((a) => [a.id, a.name, a.enabled ? 'yes' : 'no', a.method, a.url]));
+  return 0;
+}
+
+async function test(args: string[]): Promise<number> {
+  const cmd = parseCommand(args, { project: { type: 'string' }, args: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<actionId|name>' });
+  if (cmd.help) return help();
+  const projectId = required(option(cmd, 'project'), 'project', usage);
+  let input: unknown = {};
+  const raw = option(cmd, 'args');
+  if (raw !== undefined) {
+    try {
+      input = JSON.parse(raw);
+    } catch {
+      throw new UsageError('--args must be a JSON object', usage);
+    }
+  }
+  const config = loadConfig();
+  const result = await withStore(async (store) => {
+    await getProject(store.db, projectId);
+    const action = await loadAction(store.db, secretBox(config), projectId, await resolveId(store, projectId, cmd.positionals[0]!)).catch(failure);
+    return executeAction(action, input, { config, db: store.db, source: 'test', identity: { endUser: null, userTokens: {} } });
+  });
+  if (cmd.values.json) {
+    printJson(result);
+    return result.ok ? 0 : 1;
+  }
+  const out: string[] = [];
+  if (result.request) {
+    out.push(`> ${result.request.method} ${result.request.url}`, ...Object.entries(result.request.headers).map(([k, v]) => `> ${k}: ${v}`));
+    if (result.request.body !== null) out.push(`> ${result.request.body}`);
+    out.push('');
+  }
+  if (result.response) {
+    out.push(`< ${result.response.status} (${result.latencyMs} ms)${result.response.truncated ? ', body cut at 1 MiB' : ''}`, result.response.forModel);
+  }
+  if (result.error) {
+    out.push(`Failed: ${result.error.message}`, ...(result.error.details ?? []).map((d) => `  ${d.path || '(arguments)'}: ${d.message}`));
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  return result.ok ? 0 : 1;
+}
+
+async function remove(args: string[]): Promise<number> {
+  const cmd = parseCommand(args, { project: { type: 'string' } }, usage, { min: 1, max: 1, names: '<actionId|name>' });
+  if (cmd.help) return help();
+  const projectId = required(option(cmd, 'project'), 'project', usage);
+  const id = await withStore(async (store) => {
+    await getProject(store.db, projectId);
+    const actionId = await resolveId(store, projectId, cmd.positionals[0]!);
+    await deleteAction(store.db, projectId, actionId).catch(failure);
+    return actionId;
+  });
+  process.stdout.write(`Deleted action ${id}.\n`);
+  return 0;
+}
+
+function help(): number {
+  process.stdout.write(usage);
+  return 0;
+}
+
+export const actionCommands: CommandGroup = {
+  name: 'action',
+  summary: "Add, list, test and delete a project's custom actions",
+  usage,
+  async run([sub, ...rest]) {
+    switch (sub) {
+      case 'add':
+        return add(rest);
+      case 'list':
+        return list(rest);
+      case 'test':
+        return test(rest);
+      case 'delete':
+        return remove(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        return help();
+      default:
+        throw new UsageError(`Unknown action command: ${sub}`, usage);
+    }
+  },
+};
