@@ -1,6 +1,7 @@
 import { ConfigError } from '../config.js';
 import { actionCommands } from './commands/action.js';
 import { keyCommands } from './commands/key.js';
+import { knowledgeCommands } from './commands/knowledge.js';
 import { projectCommands } from './commands/project.js';
 import { serveCommand } from './commands/serve.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
@@ -11,6 +12,7 @@ const groups: CommandGroup[] = [
   projectCommands,
   keyCommands,
   actionCommands,
+  knowledgeCommands,
 ];
 
 function usage(): string {
