@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { prepareSecretKey } from './actions/secret-box.js';
 import { buildApp } from './app.js';
 import { createProject, listProjects } from './api/projects/service.js';
 import type { Config } from './config.js';
@@ -54,6 +55,7 @@ export async function ensureDemoProject(deps: AppDeps): Promise<DemoProject | nu
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const deps = await openDeps(config);
   const app = await buildApp(deps);
+  prepareSecretKey(config, app.log);
   const demo = await ensureDemoProject(deps);
   const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log });
   await app.listen({ port: config.PORT, host: config.HOST });

@@ -130,3 +130,22 @@ export function secretBox(config: Pick<Config, 'DATABASE_URL' | 'ANSWERDESK_SECR
   boxes.set(config, made);
   return made;
 }
+
+/**
+ * Resolves the key at start-up, so that a bad ANSWERDESK_SECRET_KEY stops the server at once and the
+ * key file exists from the first start (ready to be backed up with the database). Warns when a
+ * PostgreSQL deployment relies on a local key file: every node must share one key.
+ */
+export function prepareSecretKey(
+  config: Pick<Config, 'DATABASE_URL' | 'ANSWERDESK_SECRET_KEY'>,
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
+): SecretBox {
+  const made = secretBox(config);
+  const dir = keyDirectory(config);
+  const file = dir ? join(dir, KEY_FILE_NAME) : null;
+  log.info({ keyId: made.keyId, origin: made.origin, ...(made.origin === 'file' ? { file } : {}) }, 'secret key for action headers ready');
+  if (made.origin === 'file' && !config.DATABASE_URL.startsWith('sqlite:')) {
+    log.warn({ file }, 'PostgreSQL with a key file: set ANSWERDESK_SECRET_KEY to the same value on every node');
+  }
+  return made;
+}
