@@ -11,6 +11,7 @@ import { messageRoutes } from './api/messages/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
 import { widgetScriptRoutes } from './api/widget-script/routes.js';
+import { widgetRoutes } from './api/widget/routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
@@ -26,4 +27,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(identityRoutes);
   await app.register(widgetScriptRoutes);
   await app.register(demoRoutes);
+  await app.register(widgetRoutes);
 };

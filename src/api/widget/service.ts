@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../store/index.js';
+import type { Project } from '../projects/schema.js';
+import { WIDGET_DEFAULTS, type WidgetConfig } from './schema.js';
+
+type Db = Kysely<Database>;
+
+/**
+ * Enabled skills of a project in creation order, as the widget lists them. SQL text rather than the
+ * query builder: it runs on every widget load, and building plus compiling cost more than the query.
+ */
+export async function listAvailableSkills(db: Db, projectId: string): Promise<WidgetConfig['availableSkills']> {
+  const { rows } = await sql<WidgetConfig['availableSkills'][number]>`
+    select id, name, description from skills
+    where project_id = ${projectId} and enabled = 1
+    order by created_at asc, id asc`.execute(db);
+  return rows;
+}
+
+/** Defaults, then the project's `settings.widget` field by field, then the skills. */
+export function mergeWidgetConfig(project: Project, skills: WidgetConfig['availableSkills']): WidgetConfig {
+  return { ...WIDGET_DEFAULTS, ...project.settings.widget, availableSkills: skills };
+}
+
+export interface SerializedConfig {
+  body: string;
+  /** Strong validator: a hash of the exact bytes of `body`. */
+  etag: string;
+}
+
+const MAX_CACHED_PROJECTS = 10_000;
+
+/**
+ * The widget config of a project as bytes plus ETag. It is rebuilt from the database on every call
+ * (the project row comes with the key lookup; the skills are one indexed query), so a change made on
+ * any node shows at once; only the hash is remembered, per project, while the bytes stay the same.
+ */
+export function widgetConfigSource(db: Db): (project: Project) => Promise<SerializedConfig> {
+  const last = new Map<string, SerializedConfig>();
+  return async (project) => {
+    const body = JSON.stringify(mergeWidgetConfig(project, await listAvailableSkills(db, project.id)));
+    const cached = last.get(project.id);
+    if (cached && cached.body === body) return cached;
+    const entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
+    if (!cached && last.size >= MAX_CACHED_PROJECTS) last.delete(last.keys().next().value!);
+    last.set(project.id, entry);
+    return entry;
+  };
+}
+
+/**
+ * RFC 9110 If-None-Match: `*`, or a list of entity tags compared weakly (a `W/` prefix is ignored).
+ */
+export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
