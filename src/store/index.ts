@@ -28,7 +28,7 @@ export interface StoreOptions {
 export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
   const store = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url, options);
   try {
-    await migrate(store.db);
+    await migrate(store.db, options.schema);
   } catch (err) {
     await store.close();
     throw err;
@@ -43,7 +43,7 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusePreparedStatements(database) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -54,6 +54,26 @@ function openSqlite(path: string): Store {
       await db.destroy();
     },
   };
+}
+
+/**
+ * Kysely prepares every query anew, and SQLite's parse and plan cost more than running most of our
+ * queries (the key lookup on every request, for one). Statements are reused by SQL text; one that is
+ * mid-iteration (a streamed query) is never handed out twice. SQLite re-prepares a cached statement
+ * by itself after a schema change.
+ */
+function reusePreparedStatements(database: SQLite.Database, max = 1000): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = database.prepare.bind(database);
+  database.prepare = ((source: string) => {
+    const cached = cache.get(source);
+    if (cached && !cached.busy) return cached;
+    const stmt = prepare(source);
+    if (!cached && cache.size >= max) cache.delete(cache.keys().next().value!);
+    cache.set(source, stmt);
+    return stmt;
+  }) as typeof database.prepare;
+  return database;
 }
 
 async function openPostgres(url: string, { schema }: StoreOptions): Promise<Store> {
@@ -87,8 +107,10 @@ async function openPostgres(url: string, { schema }: StoreOptions): Promise<Stor
   };
 }
 
-async function migrate(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider: migrationProvider });
+async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
+  // With a schema of its own, the migrator must look for its tables there: otherwise it finds the
+  // bookkeeping tables of another schema in the same database and skips creating its own.
+  const migrator = new Migrator({ db, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
