@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { actionRoutes } from './api/actions/routes.js';
 import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
 import { demoRoutes } from './api/demo/routes.js';
@@ -16,6 +17,7 @@ import { widgetRoutes } from './api/widget/routes.js';
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
   await app.register(healthRoutes);
+  await app.register(actionRoutes);
   await app.register(conversationRoutes);
   await app.register(messageRoutes);
   await app.register(feedbackRoutes);
