@@ -151,6 +151,16 @@ describe.each(dialects)('admin API: conversations on $name', (dialect) => {
 
     const runtime = await t.app.inject({ method: 'GET', url: '/api/v1/chat/conversations?userId=closer', headers: auth(a.publicKey) });
     expect(runtime.json().conversations).toEqual([expect.objectContaining({ id, status: 'CLOSED' })]);
+    const send = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(a.publicKey),
+      payload: { conversationId: id, messages: [{ role: 'user', content: 'anyone there?' }] },
+    });
+    expect(send.statusCode).toBe(400);
+    expect(send.json()).toEqual({ error: 'Conversation expired' });
+    const stored = await t.deps.store.db.selectFrom('messages').select('content').where('conversation_id', '=', id).execute();
+    expect(stored.map((m) => m.content)).toEqual(['hello']);
 
     const again = await t.app.inject({ method: 'POST', url: `${base(a)}/${id}/close`, headers: adminAuth() });
     expect(again.statusCode).toBe(200);
