@@ -9,7 +9,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { routes } from './routes.js';
 
 export interface BuildOptions {
-  /** Pino options or false; tests pass their own stream to check what is logged. */
+  /** false: no logging; an object: pino options over the defaults (tests pass a capturing `stream`). */
   logger?: boolean | Record<string, unknown>;
 }
 
@@ -29,19 +29,24 @@ export const DEFAULT_BODY_LIMIT = 100 * 1024;
 /** Builds the whole HTTP app around already-opened infrastructure (store, limiter). */
 export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
+    // Options given by the caller (a test's capturing stream) go on top of the redaction, so what
+    // is checked is what production logs.
     logger:
-      options.logger ?? {
-        level: deps.config.LOG_LEVEL,
-        redact: {
-          paths: [
-            'req.headers.authorization',
-            'req.headers["x-api-key"]',
-            'req.headers["x-user-hmac"]',
-            'req.headers["x-user-token"]',
-          ],
-          censor: '[redacted]',
-        },
-      },
+      options.logger === false
+        ? false
+        : {
+            level: deps.config.LOG_LEVEL,
+            redact: {
+              paths: [
+                'req.headers.authorization',
+                'req.headers["x-api-key"]',
+                'req.headers["x-user-hmac"]',
+                'req.headers["x-user-token"]',
+              ],
+              censor: '[redacted]',
+            },
+            ...(typeof options.logger === 'object' ? options.logger : {}),
+          },
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: deps.config.TRUST_PROXY,
     requestIdHeader: false,
