@@ -116,6 +116,29 @@ describe.each(dialects)('actions in answers on $name', (dialect) => {
     expect(log).toMatchObject([{ source: 'agent', outcome: 'ok', http_status: 200, error: null }]);
   });
 
+  it('masks a secret or token that an endpoint echoes before the model, the stream or the store see it', async () => {
+    const created = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${viaFake.project.id}/actions`,
+      headers: adminAuth(),
+      payload: { name: 'whoami', description: 'Show the account', method: 'POST', url: `${ep.base}/echo/whoami`, headers: { 'X-Api-Key': API_KEY } },
+    });
+    expect(created.statusCode).toBe(201);
+    const id = await conversation(viaFake);
+    fake.enqueue({ toolCalls: [{ name: 'whoami', arguments: {} }] }, { text: 'Done.' });
+    const { raw, chunks } = await send(viaFake, id, 'Who am I?', { userTokens: { 'X-Customer-Token': USER_TOKEN } });
+    const got = ep.receivedAt('/echo/whoami').at(-1)!;
+    expect(got.headers).toMatchObject({ 'x-api-key': API_KEY, 'x-customer-token': USER_TOKEN });
+    const output = chunks.find((c) => c.type === 'tool-output-available') as { output: { body: { headers: Record<string, string> } } };
+    expect(output.output.body.headers).toMatchObject({ 'x-api-key': '********', 'x-customer-token': '********' });
+    const stored = JSON.stringify(await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', id).execute());
+    expect(stored).toContain('********');
+    for (const text of [raw, stored, JSON.stringify(fake.requests.at(-1)!.body)]) {
+      expect(text).not.toContain(USER_TOKEN);
+      expect(text).not.toContain(API_KEY);
+    }
+  });
+
   it('forwards user tokens only on the calls of the request that sent them', async () => {
     const id = await conversation(viaFake);
     fake.enqueue({ toolCalls: [{ name: 'track_order', arguments: { orderNumber: 'A-2001' } }] }, { text: 'First.' });
