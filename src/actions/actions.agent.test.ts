@@ -5,6 +5,8 @@ import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp }
 import { opensslHmac } from '../../test/identity.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import type { CreatedProject } from '../api/projects/service.js';
+import { secretContext } from './definition.js';
+import { secretBox } from './secret-box.js';
 
 const API_KEY = 'configured-api-key-7f3a9c';
 const USER_TOKEN = 'user-session-token-5d2e81';
@@ -211,6 +213,33 @@ describe.each(dialects)('actions in answers on $name', (dialect) => {
     });
     const missing = await send(viaBuiltin, id, 'Where is my package 404?');
     expect(streamedText(missing.chunks)).toBe("I couldn't look up where an order is: failure 404. Could you check the details you gave me?");
+  });
+
+  it('offers only enabled actions, and leaves out one whose secret no longer opens', async () => {
+    const make = async (name: string, extra: Record<string, unknown>) => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/projects/${viaFake.project.id}/actions`,
+        headers: adminAuth(),
+        payload: { name, description: name, url: `${ep.base}/echo/${name}`, ...extra },
+      });
+      return res.json().action.id as string;
+    };
+    await make('switched_off', { enabled: false });
+    const broken = await make('sealed_elsewhere', { headers: { 'X-Api-Key': 'other-secret-value' } });
+    // As if written by a node with another ANSWERDESK_SECRET_KEY.
+    const foreign = secretBox({ DATABASE_URL: 'sqlite::memory:', ANSWERDESK_SECRET_KEY: 'a different key, 16+ chars' });
+    const headers = [{ name: 'X-Api-Key', secret: true, enc: foreign.seal('other-secret-value', secretContext(broken, 'X-Api-Key')) }];
+    await t.deps.store.db.updateTable('actions').set({ headers: JSON.stringify(headers) }).where('id', '=', broken).execute();
+
+    const id = await conversation(viaFake);
+    fake.enqueue({ text: 'Hello.' });
+    await send(viaFake, id, 'Hi');
+    const offered = fake.requests.at(-1)!.body.tools.map((x: { function: { name: string } }) => x.function.name);
+    expect(offered).toContain('track_order');
+    expect(offered).not.toContain('switched_off');
+    expect(offered).not.toContain('sealed_elsewhere');
+    expect(logs.join('')).toContain('action left out: its secret headers cannot be decrypted');
   });
 
   it('keeps secrets and user tokens out of every log line', () => {

@@ -78,7 +78,9 @@ function actionTool(action: ActionDefinition, ctx: ToolContext) {
  * the endpoint.
  */
 export const actionTools: ToolFactory = async (ctx) => {
-  const actions = await loadEnabledActions(ctx.deps.store.db, secretBox(ctx.deps.config), ctx.project.id);
+  const actions = await loadEnabledActions(ctx.deps.store.db, secretBox(ctx.deps.config), ctx.project.id, (actionId, err) =>
+    ctx.log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
+  );
   const tools: ToolSet = {};
   for (const action of actions) tools[action.name] = actionTool(action, ctx);
   return tools;

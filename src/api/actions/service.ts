@@ -206,8 +206,19 @@ export async function loadAction(db: Db, box: SecretBox, projectId: string, id: 
   return toDefinition(await getActionRow(db, projectId, id), box);
 }
 
-/** The project's enabled actions, ready to run: what the agent offers as tools. */
-export async function loadEnabledActions(db: Db, box: SecretBox, projectId: string): Promise<ActionDefinition[]> {
+/**
+ * The project's enabled actions, ready to run: what the agent offers as tools. An action whose
+ * secrets cannot be opened (the key changed) is reported to `onUnreadable` and left out, so the
+ * others stay available.
+ */
+export async function loadEnabledActions(
+  db: Db,
+  box: SecretBox,
+  projectId: string,
+  onUnreadable: (actionId: string, err: unknown) => void = (_, err) => {
+    throw err;
+  },
+): Promise<ActionDefinition[]> {
   const rows = await db
     .selectFrom('actions')
     .selectAll()
@@ -216,7 +227,14 @@ export async function loadEnabledActions(db: Db, box: SecretBox, projectId: stri
     .orderBy('created_at', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  return rows.map((r) => toDefinition(r, box));
+  return rows.flatMap((r) => {
+    try {
+      return [toDefinition(r, box)];
+    } catch (err) {
+      onUnreadable(r.id, err);
+      return [];
+    }
+  });
 }
 
 interface CallCursor {
