@@ -31,25 +31,49 @@ export function toRanked(row: Row): RankedChunk {
 
 /**
  * BM25 over the FTS5 external-content table that triggers keep in step with `knowledge_chunks`.
- * The query's words are OR-ed (each quoted, so FTS5 syntax cannot be injected); BM25 rewards the
- * chunks that hold more of them, and rarer ones more.
+ * The query's words are each quoted, so FTS5 syntax cannot be injected; BM25 rewards the chunks
+ * that hold more of them, and rarer ones more.
  */
 export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
   return {
     async search(projectId, query, limit) {
       const terms = queryTerms(query);
       if (terms.length === 0) return [];
-      const match = terms.map((t) => `"${t}"`).join(' OR ');
-      const { rows } = await sql<Row>`
-        select c.id, c.source_id, c.title, c.heading_path, c.url, c.text,
-               -bm25(knowledge_fts, ${WEIGHTS}) as score
-        from knowledge_fts
-        join knowledge_chunks c on c.rowid = knowledge_fts.rowid
-        join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
-        where knowledge_fts match ${match} and c.project_id = ${projectId}
-        order by bm25(knowledge_fts, ${WEIGHTS})
-        limit ${limit}`.execute(db);
-      return rows.map(toRanked);
+      const run = async (match: string, n: number) =>
+        (
+          await sql<Row>`
+            select c.id, c.source_id, c.title, c.heading_path, c.url, c.text,
+                   -bm25(knowledge_fts, ${WEIGHTS}) as score
+            from knowledge_fts
+            join knowledge_chunks c on c.rowid = knowledge_fts.rowid
+            join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
+            where knowledge_fts match ${match} and c.project_id = ${projectId}
+            order by bm25(knowledge_fts, ${WEIGHTS})
+            limit ${n}`.execute(db)
+        ).rows.map(toRanked);
+      const quoted = terms.map((t) => `"${t}"`);
+      return withFallback(limit, terms.length, () => run(quoted.join(' AND '), limit), () => run(quoted.join(' OR '), limit));
     },
   };
+}
+
+/**
+ * Chunks holding every word of the query first; only when they are fewer than `limit` does the
+ * broader any-word query run and fill the rest. Ranking all chunks that share one common word with
+ * the query costs time proportional to the corpus; requiring all words keeps the usual question
+ * cheap, and the fallback keeps recall for the rest.
+ */
+export async function withFallback(
+  limit: number,
+  termCount: number,
+  all: () => Promise<RankedChunk[]>,
+  any: () => Promise<RankedChunk[]>,
+): Promise<RankedChunk[]> {
+  const strict = await all();
+  if (strict.length >= limit || termCount === 1) return strict;
+  const seen = new Set(strict.map((h) => h.chunkId));
+  const broad = (await any()).filter((h) => !seen.has(h.chunkId));
+  // Strict matches keep their place ahead of partial ones, whatever the raw scores say.
+  const floor = Math.min(...strict.map((h) => h.score), Infinity);
+  return [...strict, ...broad.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))].slice(0, limit);
 }

@@ -1,0 +1,205 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createSource } from '../src/api/knowledge/service.js';
+import { createProject } from '../src/api/projects/service.js';
+import { loadConfig } from '../src/config.js';
+import type { AppDeps } from '../src/http/context.js';
+import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
+import { knowledgeFor } from '../src/knowledge/runtime.js';
+import { base62 } from '../src/lib/ids.js';
+import { createRateLimiter } from '../src/limits/index.js';
+import { openStore, type Store } from '../src/store/index.js';
+import { answerRank, loadCorpus, retrievalScores } from '../test/support/corpus.js';
+
+/**
+ * Knowledge benchmark: ingests a generated corpus (BENCH_KNOWLEDGE_PAGES pages, default 2,000, of 25
+ * sections each: ≥ 50,000 chunks), reports ingestion throughput and search latency p50/p99 on SQLite
+ * and, when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a PostgreSQL server, on PostgreSQL; then
+ * retrieval quality (hit@1, hit@3, MRR) on the public-domain corpus under test/fixtures/knowledge,
+ * full text alone and, when ANSWERDESK_EMBEDDING_MODEL is set, fused with embeddings.
+ */
+
+const PAGES = Number(process.env.BENCH_KNOWLEDGE_PAGES ?? 2000);
+const SECTIONS = 25;
+const QUERIES = 1000;
+
+/** A deterministic pseudo-random source so every run indexes the same text. */
+function rng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const random = rng(42);
+const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'pe', 'sa', 'do', 'fu', 'gri', 'bal', 'ten', 'mor'];
+/**
+ * 20,000 made-up words used with Zipf's law (frequency ∝ 1/rank) over ranks 100..20,000: the shape of
+ * real help text once its 100 most common words, the stopwords a query drops, are left out.
+ */
+const vocabulary = Array.from({ length: 20_000 }, (_, i) => {
+  let w = '';
+  let n = i + 7;
+  do {
+    w += syllables[n % syllables.length];
+    n = Math.floor(n / syllables.length);
+  } while (n > 0);
+  return w;
+});
+const zipfWord = () => vocabulary[Math.floor(100 * 200 ** random()) - 100]!;
+const sentence = (words: number) => `${Array.from({ length: words }, zipfWord).join(' ')}.`;
+
+function page(i: number): string {
+  const parts = [`# Guide ${i}: ${zipfWord()} ${zipfWord()}`];
+  for (let s = 0; s < SECTIONS; s++) {
+    parts.push(`## Topic ${zipfWord()} ${i}-${s}`, `${sentence(14)} ${sentence(12)} ${sentence(16)} Section code q${i}x${s} ${sentence(10)}`);
+  }
+  return parts.join('\n\n');
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function openBench(kind: 'sqlite' | 'postgres', url: string) {
+  const schema = kind === 'postgres' ? `bench_${base62(10).toLowerCase()}` : undefined;
+  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'answerdesk-bench-')) : null;
+  const dbUrl = kind === 'sqlite' ? `sqlite:${join(dir!, 'bench.db')}` : url;
+  const store = await openStore(dbUrl, { schema });
+  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent', ANSWERDESK_DEMO: 'false' });
+  const deps: AppDeps = { config, store, limiter: await createRateLimiter(undefined) };
+  return {
+    deps,
+    async close() {
+      await deps.limiter.close();
+      await store.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (schema) {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      }
+    },
+  };
+}
+
+async function waitAllReady(store: Store, projectId: string): Promise<void> {
+  for (;;) {
+    const pending = await store.db
+      .selectFrom('knowledge_sources')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .where('status', 'in', ['pending', 'processing'])
+      .executeTakeFirstOrThrow();
+    if (Number(pending.n) === 0) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function scale(kind: 'sqlite' | 'postgres', url: string) {
+  const bench = await openBench(kind, url);
+  const { deps } = bench;
+  try {
+    const { project } = await createProject(deps.store.db, { name: 'bench' });
+    const workers = [startKnowledgeWorker(deps, { pollMs: 20 })];
+    const started = performance.now();
+    for (let i = 0; i < PAGES; i++) await createSource(deps, project.id, { type: 'markdown', payload: page(i) });
+    await waitAllReady(deps.store, project.id);
+    const seconds = (performance.now() - started) / 1000;
+    await Promise.all(workers.map((w) => w.stop()));
+    const chunks = await deps.store.db
+      .selectFrom('knowledge_chunks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', project.id)
+      .executeTakeFirstOrThrow();
+    const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('status', '=', 'failed').execute();
+
+    const search = knowledgeFor(deps).search;
+    const queryRandom = rng(7);
+    const queries = Array.from({ length: QUERIES }, (_, q) => {
+      const i = Math.floor(queryRandom() * PAGES);
+      const s = Math.floor(queryRandom() * SECTIONS);
+      // Half the queries are a few common words, half name one section: both shapes of real questions.
+      return q % 2 === 0 ? `how do I ${zipfWord()} the ${zipfWord()} ${zipfWord()}` : `q${i}x${s} ${zipfWord()}`;
+    });
+    for (const q of queries.slice(0, 50)) await search.search(project.id, q, 5); // warm-up
+    const times: number[] = [];
+    for (const q of queries) {
+      const t0 = performance.now();
+      await search.search(project.id, q, 5);
+      times.push(performance.now() - t0);
+    }
+    times.sort((a, b) => a - b);
+    return {
+      database: kind,
+      pages: PAGES,
+      chunks: Number(chunks.n),
+      failedSources: failed.length,
+      ingestSeconds: Number(seconds.toFixed(1)),
+      pagesPerSec: Math.round(PAGES / seconds),
+      chunksPerSec: Math.round(Number(chunks.n) / seconds),
+      searchP50ms: Number(percentile(times, 50).toFixed(2)),
+      searchP99ms: Number(percentile(times, 99).toFixed(2)),
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+async function quality(kind: 'sqlite' | 'postgres', url: string, withEmbeddings: boolean) {
+  const bench = await openBench(kind, url);
+  const env = withEmbeddings ? {} : { ANSWERDESK_EMBEDDING_MODEL: undefined };
+  const deps: AppDeps = { ...bench.deps, config: { ...bench.deps.config, ...env } };
+  try {
+    const { project } = await createProject(deps.store.db, { name: 'quality' });
+    const corpus = await loadCorpus();
+    const worker = startKnowledgeWorker(deps, { pollMs: 20 });
+    const sourceByDoc = new Map<string, string>();
+    for (const doc of corpus.documents) {
+      sourceByDoc.set(doc.file, (await createSource(deps, project.id, { type: doc.type, title: doc.file, payload: doc.content })).id);
+    }
+    await waitAllReady(deps.store, project.id);
+    await worker.stop();
+    const ranks: Array<number | null> = [];
+    for (const question of corpus.questions) {
+      const results = await knowledgeFor(deps).search.search(project.id, question.q, 10);
+      ranks.push(answerRank(question, results, (doc) => sourceByDoc.get(doc)!));
+    }
+    const scores = retrievalScores(ranks);
+    return {
+      database: kind,
+      mode: withEmbeddings ? `full text + ${deps.config.ANSWERDESK_EMBEDDING_MODEL}` : 'full text',
+      questions: corpus.questions.length,
+      hitAt1: Number(scores.hitAt1.toFixed(3)),
+      hitAt3: Number(scores.hitAt3.toFixed(3)),
+      mrr: Number(scores.mrr.toFixed(3)),
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+export async function run(): Promise<void> {
+  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const targets: Array<['sqlite' | 'postgres', string]> = [['sqlite', ''], ...(pgUrl ? [['postgres', pgUrl] as ['postgres', string]] : [])];
+  if (!pgUrl) console.log('PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to include it.');
+
+  const rows = [];
+  for (const [kind, url] of targets) rows.push(await scale(kind, url));
+  console.log(`Ingestion and search at scale (${PAGES} pages × ${SECTIONS} sections; ${QUERIES} searches, top 5; goal p99 ≤ 30 ms):`);
+  console.table(rows);
+
+  const embeddings = Boolean(loadConfig({ ...process.env, LOG_LEVEL: 'silent' }).ANSWERDESK_EMBEDDING_MODEL);
+  const quality_rows = [];
+  for (const [kind, url] of targets) {
+    quality_rows.push(await quality(kind, url, false));
+    if (embeddings) quality_rows.push(await quality(kind, url, true));
+  }
+  console.log('Retrieval quality on test/fixtures/knowledge (public domain):');
+  console.table(quality_rows);
+  if (!embeddings) console.log('With embeddings: unavailable (set ANSWERDESK_EMBEDDING_MODEL and its provider settings to measure).');
+}
