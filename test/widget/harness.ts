@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildWidget } from '../../widget/build.js';
-import { createTestApp, type DialectCase, type TestApp } from '../helper.js';
+import { adminAuth, createTestApp, type DialectCase, type TestApp } from '../helper.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.resolve('test-artifacts');
@@ -126,4 +126,40 @@ export async function openHostPage(context: BrowserContext, url: string): Promis
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `widget-${name}.png`) });
+}
+
+/** Adds a knowledge source through the admin API and waits until it is searchable. */
+export async function addKnowledge(t: TestApp, projectId: string, body: Record<string, unknown>): Promise<string> {
+  const created = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: body });
+  if (created.statusCode !== 201) throw new Error(`knowledge source not created: ${created.statusCode} ${created.body}`);
+  const id = (created.json() as { source: { id: string } }).source.id;
+  for (let i = 0; i < 400; i++) {
+    const got = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${projectId}/knowledge/${id}`, headers: adminAuth() });
+    const status = (got.json() as { source: { status: string; error: string | null } }).source;
+    if (status.status === 'ready') return id;
+    if (status.status === 'failed') throw new Error(`knowledge source failed: ${status.error}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('knowledge source never became ready');
+}
+
+/** Text of the last assistant message once its stream has ended (complete, error or stopped). */
+export async function lastAnswer(page: Page): Promise<{ status: string; text: string; messageId: string | null }> {
+  const answer = page.locator('answerdesk-widget li.msg.assistant').last();
+  await answer.and(page.locator('[data-status="complete"], [data-status="error"], [data-status="stopped"]')).waitFor();
+  return {
+    status: (await answer.getAttribute('data-status')) ?? '',
+    text: (await answer.locator('.bubble').textContent()) ?? '',
+    messageId: await answer.getAttribute('data-message-id'),
+  };
+}
+
+/** Opens the panel with the launcher and sends `text` through the composer. */
+export async function ask(page: Page, text: string): Promise<void> {
+  const panel = page.locator('answerdesk-widget .panel');
+  if (!(await panel.isVisible())) await page.locator('answerdesk-widget .launcher').click();
+  const before = await page.locator('answerdesk-widget li.msg.assistant').count();
+  await page.locator('answerdesk-widget textarea#ad-input').fill(text);
+  await page.locator('answerdesk-widget textarea#ad-input').press('Enter');
+  await page.locator('answerdesk-widget li.msg.assistant').nth(before).waitFor();
 }

@@ -7,6 +7,13 @@ import { readUIMessageStream, type UIChunk } from './ui-stream.js';
 import { MessageView, type Rating } from './views/message-view.js';
 import { PanelView } from './views/panel.js';
 
+/** A message on screen, with the conversation it belongs to (for feedback). */
+interface Entry {
+  message: ChatMessage;
+  view: MessageView;
+  conversationId: string | null;
+}
+
 /** The send failed because the conversation is gone; the controller starts a new one and sends again. */
 const STALE_CONVERSATION = new Set(['Conversation expired', 'Invalid conversation']);
 
@@ -22,7 +29,7 @@ export class WidgetController {
   private user: WidgetUser | null = null;
   private verified = false;
   private conversationId: string | null = null;
-  private messages: Array<{ message: ChatMessage; view: MessageView }> = [];
+  private messages: Entry[] = [];
   private recent: ConversationSummary[] | null = null;
   private streaming: AbortController | null = null;
   /** Bumped whenever the visitor's context changes (identify, reset, new chat), so late answers of the old context are dropped. */
@@ -219,13 +226,14 @@ export class WidgetController {
     }
   }
 
-  private addMessage(message: ChatMessage): { message: ChatMessage; view: MessageView } {
-    const conversationId = this.conversationId;
-    const view = new MessageView(message, {
-      rate: (messageId, rating, comment) => this.rate(conversationId, messageId, rating, comment),
+  private addMessage(message: ChatMessage): Entry {
+    // The first answer of a conversation is added before the conversation exists; its id is filled in later.
+    const entry: Entry = { message, view: null as unknown as MessageView, conversationId: this.conversationId };
+    entry.view = new MessageView(message, {
+      rate: (messageId, rating, comment) => this.rate(entry.conversationId, messageId, rating, comment),
       retry: (text) => void this.send(text),
     });
-    const entry = { message, view };
+    const view = entry.view;
     this.messages.push(entry);
     this.view.messages.appendChild(view.el);
     return entry;
@@ -280,6 +288,7 @@ export class WidgetController {
     this.view.scrollToEnd();
     try {
       conversationId ??= await this.createConversation();
+      reply.conversationId = conversationId;
       const response = await this.client.request(
         'POST',
         '/chat/messages',
@@ -318,14 +327,14 @@ export class WidgetController {
     this.messages = this.messages.filter((m) => m !== entry);
   }
 
-  private finishReply(entry: { message: ChatMessage; view: MessageView }, patch: Partial<ChatMessage>): void {
+  private finishReply(entry: Entry, patch: Partial<ChatMessage>): void {
     entry.message = { ...entry.message, ...patch };
     entry.view.flush(entry.message);
     if (patch.error) this.view.announce(patch.error);
   }
 
   /** Applies the stream's chunks to the reply as they arrive; the live region hears whole sentences. */
-  private async consume(response: Response, entry: { message: ChatMessage; view: MessageView }, signal: AbortSignal): Promise<void> {
+  private async consume(response: Response, entry: Entry, signal: AbortSignal): Promise<void> {
     if (!response.body) throw new Error('empty response');
     const texts = new Map<string, string>();
     let unannounced = '';
