@@ -20,12 +20,13 @@ describe.each(dialects)('auth on $name', (dialect) => {
 
   describe('API keys', () => {
     it('accepts a public or secret key in x-api-key or as Authorization: Bearer', async () => {
-      for (const headers of [
+      const variants: Array<Record<string, string>> = [
         { 'x-api-key': a.publicKey },
         { 'x-api-key': a.secretKey },
         { authorization: `Bearer ${a.publicKey}` },
         { authorization: `bearer ${a.secretKey}` },
-      ]) {
+      ];
+      for (const headers of variants) {
         const res = await config(headers);
         expect(res.statusCode).toBe(200);
         expect(res.json().primaryColor).toBe('#aa0000');
@@ -123,7 +124,14 @@ describe.each(dialects)('auth on $name', (dialect) => {
     it('refuses creation for an end user without proof and anonymous creation altogether', async () => {
       const wrongUser = opensslHmac(p.hmacSecret, 'someone-else');
       const otherSecret = opensslHmac(a.hmacSecret, user);
-      for (const headers of [{}, { 'x-user-hmac': wrongUser }, { 'x-user-hmac': otherSecret }, { 'x-user-token': signHs256(p.hmacSecret, { sub: 'someone-else' }) }, { 'x-user-token': 'garbage' }]) {
+      const unproven: Array<Record<string, string>> = [
+        {},
+        { 'x-user-hmac': wrongUser },
+        { 'x-user-hmac': otherSecret },
+        { 'x-user-token': signHs256(p.hmacSecret, { sub: 'someone-else' }) },
+        { 'x-user-token': 'garbage' },
+      ];
+      for (const headers of unproven) {
         const res = await create(headers, { endUserExternalId: user });
         expect(res.statusCode).toBe(401);
         expect(res.json()).toEqual({ error: 'Identity verification required' });

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac, signHs256 } from '../../test/identity.js';
@@ -139,7 +140,7 @@ describe.each(dialects)('errors on $name', (dialect) => {
       const hmac = opensslHmac(p.hmacSecret, 'logged-user');
       const token = signHs256(p.hmacSecret, { sub: 'logged-user', email: 'l@example.com' });
       const wrongKey = `ad_pk_${'Z'.repeat(32)}`;
-      const calls = [
+      const calls: InjectOptions[] = [
         { method: 'GET', url: '/api/v1/widget/config', headers: auth(p.publicKey) },
         { method: 'GET', url: '/api/v1/widget/config', headers: { authorization: `Bearer ${p.secretKey}` } },
         { method: 'GET', url: '/api/v1/widget/config', headers: auth(wrongKey) },
@@ -155,8 +156,8 @@ describe.each(dialects)('errors on $name', (dialect) => {
         },
         { method: 'GET', url: '/api/v1/admin/projects', headers: { authorization: `Bearer ${p.secretKey}` } },
         { method: 'GET', url: '/api/v1/nothing-here', headers: auth(p.secretKey, { 'x-user-token': token }) },
-      ] as const;
-      for (const call of calls) await logged.app.inject(call as Parameters<typeof logged.app.inject>[0]);
+      ];
+      for (const call of calls) await logged.app.inject(call);
       const text = lines.join('');
       // The capture works: every request was logged with its id.
       expect(lines.filter((l) => l.includes('"msg":"request completed"'))).toHaveLength(calls.length);
