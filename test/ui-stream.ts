@@ -15,7 +15,10 @@ export interface ParsedAnswer {
 export async function parseAnswer(raw: string): Promise<ParsedAnswer> {
   const chunks: UIMessageChunk[] = [];
   const parsed = parseJsonEventStream({ stream: new Response(raw).body!, schema: uiMessageChunkSchema });
-  for await (const result of parsed) {
+  const reader = parsed.getReader();
+  for (;;) {
+    const { value: result, done } = await reader.read();
+    if (done) break;
     if (!result.success) throw new Error(`Chunk does not match the UI message stream schema: ${result.error.message}`);
     chunks.push(result.value as UIMessageChunk);
   }

@@ -86,7 +86,8 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
       const [forChunks, forMessage] = stream.tee();
       const chunks: UIMessageChunk[] = [];
       const collect = (async () => {
-        for await (const c of forChunks) chunks.push(c);
+        const reader = forChunks.getReader();
+        for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
       })();
       let message: UIMessage | undefined;
       for await (const m of readUIMessageStream({ stream: forMessage })) message = m;

@@ -1,0 +1,33 @@
+/**
+ * Child process of the agent benchmark: the real app on a fresh SQLite file, one project whose model
+ * is `openai-compatible:bench` (OPENAI_COMPATIBLE_BASE_URL points at the bench's fake upstream) and
+ * whose rate limits are raised, so the benchmark measures the server rather than 429s. Prints
+ * `{port, publicKey}` once listening.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp } from '../src/app.js';
+import { createProject } from '../src/api/projects/service.js';
+import { loadConfig } from '../src/config.js';
+import { openDeps } from '../src/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'answerdesk-bench-agent-'));
+const config = loadConfig({
+  ...process.env,
+  DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `sqlite:${join(dir, 'bench.db')}`,
+  ANSWERDESK_DEMO: 'false',
+  LOG_LEVEL: 'warn',
+});
+const deps = await openDeps(config);
+const created = await createProject(deps.store.db, {
+  name: 'Bench',
+  settings: {
+    model: 'openai-compatible:bench',
+    rateLimits: { chat: 1_000_000, session: 1_000_000, general: 1_000_000 },
+  },
+});
+const app = await buildApp(deps);
+await app.listen({ port: 0, host: '127.0.0.1' });
+const { port } = app.server.address() as { port: number };
+console.log(JSON.stringify({ port, publicKey: created.publicKey }));
