@@ -74,8 +74,10 @@ function splitLines(text: string, max: number, repeatHeader: boolean): string[] 
 function pieces(block: Block, o: ChunkOptions): string[] {
   if (block.text.length <= o.maxChars) return [block.text];
   if (block.kind === 'table') return block.text.length <= o.maxTableChars ? [block.text] : splitLines(block.text, o.maxChars, true);
-  if (block.kind === 'list' || block.kind === 'code') return splitLines(block.text, o.maxChars, false);
-  return splitText(block.text, o.maxChars);
+  // Pieces leave room for the overlap carried in from the previous chunk.
+  const room = Math.max(100, o.maxChars - o.overlapChars);
+  if (block.kind === 'list' || block.kind === 'code') return splitLines(block.text, room, false);
+  return splitText(block.text, room);
 }
 
 /** The tail of a chunk to carry into the next one, starting at a word (or sentence) boundary. */

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { chunkPage } from './chunk.js';
+import { markdownToPage } from './extract.js';
+
+const sentence = (i: number) => `Sentence number ${i} explains one more detail of the warranty terms.`;
+
+describe('chunkPage', () => {
+  it('packs a long section within the budget, with overlap between consecutive chunks', () => {
+    const body = Array.from({ length: 60 }, (_, i) => sentence(i)).join(' ');
+    const chunks = chunkPage(markdownToPage(`# Guide\n\n## Warranty\n\n${body}`, ''), { maxChars: 500, overlapChars: 120, maxTableChars: 1000 });
+    expect(chunks.length).toBeGreaterThan(4);
+    for (const c of chunks) {
+      expect(c.text.length).toBeLessThanOrEqual(500 + 120 + 2);
+      expect(c.headingPath).toEqual(['Guide', 'Warranty']);
+      expect(c.url).toBe('#warranty');
+    }
+    // The start of each chunk repeats the end of the previous one.
+    for (let i = 1; i < chunks.length; i++) {
+      const head = chunks[i]!.text.slice(0, 40);
+      expect(chunks[i - 1]!.text).toContain(head);
+    }
+    // Every sentence is somewhere, whole.
+    const all = chunks.map((c) => c.text).join(' ');
+    for (let i = 0; i < 60; i++) expect(all).toContain(sentence(i));
+  });
+
+  it('starts a chunk at every heading, with no overlap across sections', () => {
+    const chunks = chunkPage(markdownToPage('# A\n\nAlpha text.\n\n## B\n\nBeta text.\n\n### C\n\nGamma text.\n\n## D\n\nDelta text.', ''));
+    expect(chunks.map((c) => [c.headingPath, c.text])).toEqual([
+      [['A'], 'Alpha text.'],
+      [['A', 'B'], 'Beta text.'],
+      [['A', 'B', 'C'], 'Gamma text.'],
+      [['A', 'D'], 'Delta text.'],
+    ]);
+  });
+
+  it('keeps a small table whole even past the budget, and splits a large one by rows with its header', () => {
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => `| plan ${i} | ${i * 10} euros per month |`).join('\n');
+    const small = chunkPage(markdownToPage(`## Prices\n\n| Plan | Price |\n| --- | --- |\n${rows(12)}`, ''), { maxChars: 200, overlapChars: 50, maxTableChars: 800 });
+    expect(small).toHaveLength(1);
+    expect(small[0]!.text).toContain('| plan 11 |');
+    const large = chunkPage(markdownToPage(`## Prices\n\n| Plan | Price |\n| --- | --- |\n${rows(80)}`, ''), { maxChars: 300, overlapChars: 0, maxTableChars: 800 });
+    expect(large.length).toBeGreaterThan(3);
+    for (const c of large) expect(c.text.startsWith('| Plan | Price |')).toBe(true);
+  });
+});
