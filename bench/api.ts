@@ -1,0 +1,34 @@
+import { load, printTable, startChild, stopChild } from './lib.js';
+
+/**
+ * GET /widget/config and GET /chat/conversations?userId=… on the real server (SQLite, info logs to a
+ * pipe) against a bare node:http server answering the same widget JSON, 50 connections each, in
+ * one run so the ratio compares like with like.
+ */
+export async function run(): Promise<void> {
+  const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const api = await startChild<{ port: number; publicKey: string }>('bench/api-server.ts', { LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' });
+  const base = `http://127.0.0.1:${api.info.port}/api/v1`;
+  const headers = { 'x-api-key': api.info.publicKey };
+  const configBody = await (await fetch(`${base}/widget/config`, { headers })).text();
+  if (!configBody.startsWith('{')) throw new Error(`unexpected /widget/config answer: ${configBody}`);
+  const bare = await startChild<{ port: number }>('bench/bare-server.ts', { BARE_BODY: configBody });
+  try {
+    // Warm-up, so JIT and caches settle before the measured runs.
+    await load('warm-up', `${base}/widget/config`, { headers, duration: 2 });
+    const rows = [
+      await load('bare node:http (same JSON)', `http://127.0.0.1:${bare.info.port}/`, { duration }),
+      await load('GET /widget/config', `${base}/widget/config`, { headers, duration }),
+      await load('GET /chat/conversations?userId=…', `${base}/chat/conversations?userId=bench-user`, { headers, duration }),
+    ];
+    printTable(rows);
+    const [baseline, config, list] = rows;
+    const pct = (r: { requestsPerSec: number }) => ((100 * r.requestsPerSec) / baseline.requestsPerSec).toFixed(1);
+    console.log(`/widget/config: ${pct(config)}% of bare node:http req/s, p99 ${config.p99} ms (goal ≥ 60%, p99 < 20 ms)`);
+    console.log(`/chat/conversations: ${pct(list)}% of bare node:http req/s, p99 ${list.p99} ms`);
+    for (const r of rows) if (r.errors || r.non2xx) console.log(`warning: ${r.label} had ${r.errors} errors and ${r.non2xx} non-2xx answers`);
+  } finally {
+    await stopChild(api.child);
+    await stopChild(bare.child);
+  }
+}
