@@ -77,6 +77,7 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget look, keyboard and m
     const styles = await widgetStyles(page);
     expect(styles.launcher.background).toBe('rgb(15, 118, 110)');
     expect(styles.launcher.color).toBe('rgb(255, 255, 255)'); // readable on the dark primary colour
+    expect(await page.locator('answerdesk-widget .fab-text').evaluate((el) => getComputedStyle(el).color)).toBe('rgb(255, 255, 255)');
     expect(styles.panel.background).toBe('rgb(255, 251, 235)');
     expect(styles.panel.color).toBe('rgb(30, 41, 59)');
     expect(styles.panel.font).toBe('Georgia, serif');

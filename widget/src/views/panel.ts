@@ -21,6 +21,7 @@ function textOn(color: string, probe: HTMLElement): string {
   probe.style.color = '';
   probe.style.color = color;
   const match = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(getComputedStyle(probe).color);
+  probe.style.color = '';
   if (!match) return '#ffffff';
   const [r, g, b] = match.slice(1, 4).map((v) => {
     const c = Number(v) / 255;
