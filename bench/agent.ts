@@ -13,6 +13,8 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import { createBuiltinModel } from '../src/agent/builtin/model.js';
 import { startFakeOpenAICompatible, type FakeTurn } from '../test/fakes/openai-compatible.js';
 
 const TOKENS = Array.from({ length: 200 }, (_, i) => `tok${i} `);
@@ -84,7 +86,43 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
+/** The builtin model's own time per answer step (decide and stream), without the server around it. */
+async function builtinOwnTime(): Promise<void> {
+  const model = createBuiltinModel();
+  const hits = Array.from({ length: 8 }, (_, i) => ({
+    chunkId: `chunk_${i}`,
+    sourceId: `ks_${i % 3}`,
+    title: `Article ${i}`,
+    url: `https://help.example.com/${i}`,
+    headingPath: ['Help', `Section ${i}`],
+    text: 'To reset your password, open Settings, choose Security and click Reset password. '.repeat(10),
+    score: 8 - i,
+  }));
+  const tool = { type: 'function' as const, name: 'search_knowledge', description: 'Search', inputSchema: { type: 'object' as const } };
+  const prompts: LanguageModelV3Prompt[] = [
+    [{ role: 'user', content: [{ type: 'text', text: 'Hello!' }] }],
+    [
+      { role: 'user', content: [{ type: 'text', text: 'How do I reset my password?' }] },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'search_knowledge', input: { query: 'reset password' } }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'search_knowledge', output: { type: 'json', value: { results: hits } } }] },
+    ],
+  ];
+  for (const [label, prompt] of [['greeting', prompts[0]], ['answer from 8 passages', prompts[1]]] as const) {
+    const times: number[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const start = performance.now();
+      const { stream } = await model.doStream({ prompt, tools: [tool] });
+      const reader = stream.getReader();
+      while (!(await reader.read()).done);
+      times.push(performance.now() - start);
+    }
+    const steady = times.slice(500);
+    console.log(`builtin model, ${label}: p50 ${percentile(steady, 50).toFixed(3)} ms, p99 ${percentile(steady, 99).toFixed(3)} ms of its own per step (goal < 50 ms)`);
+  }
+}
+
 export async function run(): Promise<void> {
+  await builtinOwnTime();
   const fake = await startFakeOpenAICompatible();
   let turn: FakeTurn = { text: TOKENS };
   fake.setFallback(() => turn);

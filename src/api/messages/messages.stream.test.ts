@@ -4,6 +4,9 @@ import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../../t
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { chunkTypes, parseAnswer, streamedText } from '../../../test/ui-stream.js';
 import { SAFE_ERRORS } from '../../agent/answer.js';
+import { newId } from '../../lib/ids.js';
+import { signUserId } from '../../lib/keys.js';
+import { upsertEndUser } from '../end-users/service.js';
 import type { CreatedProject } from '../projects/service.js';
 
 /** Answers from a real model provider (@ai-sdk/openai-compatible) talking to a fake server over HTTP. */
@@ -85,6 +88,59 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
     expect(system.content).toContain('URL: https://shop.test/refunds');
     expect(sent.body.messages.slice(1)).toEqual([{ role: 'user', content: 'How long do refunds take?' }]);
     expect(JSON.stringify(sent)).not.toContain('secret-session-token');
+  });
+
+  it('puts enabled skills and the verified end user into the system prompt, and nothing unproven', async () => {
+    const q = await createProject(t, { model: 'openai-compatible:fake' }, 'Globex');
+    const at = new Date().toISOString();
+    const skill = (name: string, enabled: number) => ({
+      id: newId('skill'),
+      project_id: q.project.id,
+      name,
+      description: `${name} description`,
+      instructions: `Steps for ${name}.`,
+      enabled,
+      created_at: at,
+      updated_at: at,
+    });
+    await t.deps.store.db.insertInto('skills').values([skill('Refund workflow', 1), skill('Hidden workflow', 0)]).execute();
+    await upsertEndUser(t.deps.store.db, q.project.id, 'erin', { name: 'Erin Example', email: 'erin@example.com' });
+    const hmac = signUserId(q.hmacSecret, 'erin');
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(q.publicKey), payload: { endUserExternalId: 'erin' } });
+    const id = created.json().conversationId;
+    const systemOf = async (headers: Record<string, string>) => {
+      fake.enqueue({ text: 'ok' });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/chat/messages',
+        headers: auth(q.publicKey, headers),
+        payload: { conversationId: id, messages: [{ role: 'user', content: 'hi' }] },
+      });
+      await parseAnswer(res.body);
+      return fake.requests[fake.requests.length - 1].body.messages[0].content as string;
+    };
+    const verified = await systemOf({ 'x-user-hmac': hmac });
+    expect(verified).toContain('You are the support assistant of Globex.');
+    expect(verified).toContain('## Refund workflow: Refund workflow description\nSteps for Refund workflow.');
+    expect(verified).not.toContain('Hidden workflow');
+    expect(verified).toContain('signed in and verified: id erin, name Erin Example, email erin@example.com');
+    const unproven = await systemOf({});
+    expect(unproven).not.toContain('erin');
+  });
+
+  it('ends with a safe error when the configured provider has no key', async () => {
+    const q = await createProject(t, { model: 'openai:gpt-4o-mini' });
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(q.publicKey) });
+    const id = created.json().conversationId;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(q.publicKey),
+      payload: { conversationId: id, messages: [{ role: 'user', content: 'hi' }] },
+    });
+    const { chunks } = await parseAnswer(res.body);
+    expect(chunks.filter((c) => c.type === 'error')).toEqual([{ type: 'error', errorText: SAFE_ERRORS.config }]);
+    expect(await assistant(id)).toMatchObject({ status: 'error', content: '' });
   });
 
   it('sends the stored history, not the client copy, on the next turn', async () => {
