@@ -89,7 +89,7 @@ function printDemo(base: string, demo: DemoProject): void {
       `  HMAC secret  ${demo.hmacSecret}`,
       `  API          ${base}/api/v1`,
       `  API docs     ${base}/docs`,
-      `  demo page    ${base}/demo`,
+      `  demo page    ${base}/demo?key=${demo.publicKey}`,
       '',
     ].join('\n') + '\n',
   );

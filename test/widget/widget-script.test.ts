@@ -50,5 +50,4 @@ describe('GET /widget.js', () => {
     const refused = await t.app.inject({ method: 'GET', url: '/widget.js', headers: { 'accept-encoding': 'gzip;q=0' } });
     expect(refused.headers['content-encoding']).toBeUndefined();
   });
-
 });
