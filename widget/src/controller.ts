@@ -1,9 +1,9 @@
+import { applyAnswerStream } from './answer-stream.js';
 import { ApiClient, ApiError, describeError } from './client.js';
 import { Emitter } from './emitter.js';
 import { collectPageContext } from './page-context.js';
 import { clearState, loadState, saveState } from './storage.js';
 import { DEFAULT_CONFIG, type ChatMessage, type ConversationSummary, type HistoryMessage, type InitOptions, type Skill, type WidgetConfig, type WidgetUser } from './types.js';
-import { readUIMessageStream, type UIChunk } from './ui-stream.js';
 import { MessageView, type Rating } from './views/message-view.js';
 import { PanelView } from './views/panel.js';
 
@@ -333,83 +333,29 @@ export class WidgetController {
     if (patch.error) this.view.announce(patch.error);
   }
 
-  /** Applies the stream's chunks to the reply as they arrive; the live region hears whole sentences. */
+  /** Streams the answer into `entry`, then settles it as complete, failed (with retry) or stopped. */
   private async consume(response: Response, entry: Entry, signal: AbortSignal): Promise<void> {
     if (!response.body) throw new Error('empty response');
-    const texts = new Map<string, string>();
-    let unannounced = '';
-    let finished = false;
-    let failed: string | null = null;
-    const set = (patch: Partial<ChatMessage>) => {
-      const follow = this.view.nearEnd();
-      entry.message = { ...entry.message, ...patch };
-      entry.view.update(entry.message);
-      if (follow) requestAnimationFrame(() => this.view.scrollToEnd());
-    };
-    const tool = (id: string, name: string | undefined, state: 'running' | 'done' | 'error') => {
-      const known = entry.message.tools.some((t) => t.id === id);
-      set({
-        tools: known
-          ? entry.message.tools.map((t) => (t.id === id ? { ...t, state, name: name ?? t.name } : t))
-          : [...entry.message.tools, { id, name: name ?? 'action', state }],
-      });
-    };
-    const onChunk = (chunk: UIChunk) => {
-      if (signal.aborted) return;
-      switch (chunk.type) {
-        case 'start':
-          if (chunk.messageId) set({ id: chunk.messageId });
-          break;
-        case 'text-start':
-          texts.set(chunk.id, texts.get(chunk.id) ?? '');
-          break;
-        case 'text-delta': {
-          texts.set(chunk.id, (texts.get(chunk.id) ?? '') + chunk.delta);
-          set({ text: Array.from(texts.values()).filter(Boolean).join('\n\n') });
-          unannounced += chunk.delta;
-          const cut = Math.max(unannounced.lastIndexOf('. '), unannounced.lastIndexOf('? '), unannounced.lastIndexOf('! '), unannounced.lastIndexOf('\n'));
-          if (cut >= 0) {
-            this.view.announce(unannounced.slice(0, cut + 1));
-            unannounced = unannounced.slice(cut + 1);
-          }
-          break;
-        }
-        case 'tool-input-start':
-        case 'tool-input-available':
-          tool(chunk.toolCallId, chunk.toolName, 'running');
-          break;
-        case 'tool-output-available':
-          tool(chunk.toolCallId, undefined, 'done');
-          break;
-        case 'tool-input-error':
-        case 'tool-output-error':
-          tool(chunk.toolCallId, 'toolName' in chunk ? chunk.toolName : undefined, 'error');
-          break;
-        case 'source-url':
-        case 'source-document':
-          if (!entry.message.sources.some((s) => s.id === chunk.sourceId)) {
-            const source = chunk.type === 'source-url' ? { id: chunk.sourceId, url: chunk.url, title: chunk.title || chunk.url } : { id: chunk.sourceId, title: chunk.title || chunk.filename || 'Document' };
-            set({ sources: [...entry.message.sources, source] });
-          }
-          break;
-        case 'error':
-          failed = chunk.errorText || 'Something went wrong while answering.';
-          break;
-        case 'finish':
-          finished = true;
-          break;
-        default:
-          break;
-      }
-    };
-    await readUIMessageStream(response.body, onChunk);
-    this.view.announce(unannounced);
+    const outcome = await applyAnswerStream(
+      response.body,
+      {
+        current: () => entry.message,
+        patch: (patch) => {
+          const follow = this.view.nearEnd();
+          entry.message = { ...entry.message, ...patch };
+          entry.view.update(entry.message);
+          if (follow) requestAnimationFrame(() => this.view.scrollToEnd());
+        },
+        announce: (text) => this.view.announce(text),
+      },
+      signal,
+    );
     if (signal.aborted) return this.finishReply(entry, { status: 'stopped' });
     const retryText = this.lastUserText(entry);
-    if (failed) return this.finishReply(entry, { status: 'error', error: failed, retryText });
-    if (!finished) return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
+    if (outcome.error) return this.finishReply(entry, { status: 'error', error: outcome.error, retryText });
+    if (!outcome.finished) return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
     this.finishReply(entry, { status: 'complete' });
-    this.events.emit('message:received', { conversationId: this.conversationId ?? '', messageId: entry.message.id, text: entry.message.text });
+    this.events.emit('message:received', { conversationId: entry.conversationId ?? '', messageId: entry.message.id, text: entry.message.text });
   }
 
   private lastUserText(entry: { message: ChatMessage }): string | undefined {
