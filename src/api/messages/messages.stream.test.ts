@@ -28,7 +28,12 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
         ANSWERDESK_STREAM_KEEPALIVE_MS: '50',
       },
     });
-    p = await createProject(t, { model: 'openai-compatible:fake', instructions: 'Always be brief.' });
+    // Many conversations and sends in this file: limits well above the defaults.
+    p = await createProject(t, {
+      model: 'openai-compatible:fake',
+      instructions: 'Always be brief.',
+      rateLimits: { chat: 10_000, session: 10_000 },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
@@ -39,6 +44,7 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
 
   async function conversation(): Promise<string> {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+    expect(res.statusCode).toBe(201);
     return res.json().conversationId;
   }
 
@@ -268,9 +274,15 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
       method: 'POST',
       headers: { ...auth(p.publicKey), 'content-type': 'application/json' },
     });
-    req.on('response', (r) => r.pause());
+    let status = 0;
+    req.on('response', (r) => {
+      status = r.statusCode ?? 0;
+      r.pause();
+    });
     req.on('error', () => {});
     req.end(JSON.stringify({ conversationId: id, messages: [{ role: 'user', content: 'everything' }] }));
+    await waitFor(() => status);
+    expect(status).toBe(200);
     const row = await waitFor(() => assistant(id));
     expect(row).toMatchObject({ status: 'complete', content: words.join('').trim() });
     req.destroy();

@@ -13,7 +13,7 @@ describe.each(dialects)('POST /chat/messages on $name', (dialect) => {
   beforeAll(async () => {
     t = await createTestApp({ dialect });
     // Many sends per test: a chat limit well above the default, so no test trips over another's count.
-    a = await createProject(t, { rateLimits: { chat: 10_000 } });
+    a = await createProject(t, { rateLimits: { chat: 10_000, session: 10_000 } });
     b = await createProject(t, {}, 'Beta');
   });
   afterAll(() => t.close());
