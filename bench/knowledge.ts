@@ -128,12 +128,16 @@ async function scale(kind: 'sqlite' | 'postgres', url: string) {
     });
     for (const q of queries.slice(0, 50)) await search.search(project.id, q, 5); // warm-up
     const times: number[] = [];
-    for (const q of queries) {
+    const byShape: [number[], number[]] = [[], []];
+    for (const [i, q] of queries.entries()) {
       const t0 = performance.now();
       await search.search(project.id, q, 5);
-      times.push(performance.now() - t0);
+      const ms = performance.now() - t0;
+      times.push(ms);
+      byShape[i % 2]!.push(ms);
     }
     times.sort((a, b) => a - b);
+    for (const list of byShape) list.sort((a, b) => a - b);
     return {
       database: kind,
       pages: PAGES,
@@ -144,6 +148,10 @@ async function scale(kind: 'sqlite' | 'postgres', url: string) {
       chunksPerSec: Math.round(Number(chunks.n) / seconds),
       searchP50ms: Number(percentile(times, 50).toFixed(2)),
       searchP99ms: Number(percentile(times, 99).toFixed(2)),
+      commonWordsP50: Number(percentile(byShape[0], 50).toFixed(2)),
+      commonWordsP99: Number(percentile(byShape[0], 99).toFixed(2)),
+      specificP50: Number(percentile(byShape[1], 50).toFixed(2)),
+      specificP99: Number(percentile(byShape[1], 99).toFixed(2)),
     };
   } finally {
     await bench.close();
