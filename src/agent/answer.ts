@@ -111,7 +111,9 @@ export function streamAnswer(req: AnswerRequest): ReadableStream<UIMessageChunk>
       const result = streamText({
         model,
         system,
-        messages: trimHistory(history.map((m) => ({ role: m.role, content: m.content }))),
+        // Failed answers stay in the stored history for people, not for the model: it would build on
+        // half an answer.
+        messages: trimHistory(history.filter((m) => m.status !== 'error').map((m) => ({ role: m.role, content: m.content }))),
         tools,
         stopWhen: stepCountIs(MAX_STEPS),
         maxRetries: 1,

@@ -137,6 +137,18 @@ export async function listMessages(db: Db, conversationId: string): Promise<Mess
   return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq', 'asc').execute();
 }
 
+/** The last `n` messages of a conversation, oldest first. */
+export async function lastMessages(db: Db, conversationId: string, n: number): Promise<MessageRow[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .orderBy('seq', 'desc')
+    .limit(n)
+    .execute();
+  return rows.reverse();
+}
+
 export function toMessage(row: MessageRow): Message {
   const base: Message = { id: row.id, role: row.role, content: row.content, createdAt: row.created_at };
   if (row.role === 'assistant') {

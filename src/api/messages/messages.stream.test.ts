@@ -174,6 +174,30 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
     ]);
   });
 
+  it('treats a resend of a question whose answer failed as a retry, not as a second question', async () => {
+    const id = await conversation();
+    fake.enqueue({ httpError: { status: 500 } }, { httpError: { status: 500 } }, { text: 'It worked.' });
+    const failed = await send(id, 'Where is my parcel?');
+    expect((await parseAnswer(failed.body)).chunks.some((c) => c.type === 'error')).toBe(true);
+    const retried = await send(id, 'Where is my parcel?');
+    expect(streamedText((await parseAnswer(retried.body)).chunks)).toBe('It worked.');
+
+    const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${id}`, headers: auth(p.publicKey) });
+    expect(history.json().messages.map((m: { role: string; content: string; status?: string }) => [m.role, m.content, m.status])).toEqual([
+      ['user', 'Where is my parcel?', undefined],
+      ['assistant', '', 'error'],
+      ['assistant', 'It worked.', 'complete'],
+    ]);
+    // The model sees the question once and never the failed answer.
+    expect(fake.requests[fake.requests.length - 1].body.messages.slice(1)).toEqual([{ role: 'user', content: 'Where is my parcel?' }]);
+
+    // The same words after a good answer are a new question.
+    fake.enqueue({ text: 'Still on its way.' });
+    await send(id, 'Where is my parcel?');
+    const conv = await t.deps.store.db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(conv).toMatchObject({ message_count: 5, last_message_role: 'ASSISTANT', last_message_preview: 'Still on its way.' });
+  });
+
   it.each([
     ['an HTTP error', { httpError: { status: 401, body: { error: { message: 'invalid api key sk-live-123' } } } }, SAFE_ERRORS.upstream, ''],
     ['a failure after some text', { text: ['one ', 'two ', 'three ', 'four'], failAfterChunks: 2 }, SAFE_ERRORS.upstream, 'one two '],

@@ -4,7 +4,7 @@ import type { ToolContext } from '../../agent/tools.js';
 import type { AppDeps } from '../../http/context.js';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { appendMessage, effectiveStatus, findConversation } from '../conversations/service.js';
+import { appendMessage, effectiveStatus, findConversation, lastMessages, type MessageRow } from '../conversations/service.js';
 import { checkIdentity } from '../identity/verify.js';
 import type { KeyOwner } from '../projects/service.js';
 import { claimAnswerLease, releaseAnswerLease } from './lease.js';
@@ -58,9 +58,11 @@ export async function acceptSend(
   if (!token) throw Conflict('Conversation is busy');
   const release = () => releaseAnswerLease(db, conv.id, token);
 
-  const last = body.messages[body.messages.length - 1];
+  const text = messageText(body.messages[body.messages.length - 1]);
   try {
-    await appendMessage(db, conv, { role: 'user', content: messageText(last), status: 'complete' });
+    if (!isRetry(await lastMessages(db, conv.id, 2), text)) {
+      await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
+    }
   } catch (err) {
     await release();
     throw err;
@@ -73,4 +75,17 @@ export async function acceptSend(
     assistantMessageId: newId('msg'),
     release,
   };
+}
+
+/**
+ * A send is a retry of the previous question when that question got no answer, or only a failed one,
+ * and the text is the same: the widget's "Try again" and an AI SDK client's `regenerate()` send it
+ * again. The question is then not stored a second time; the failed answer stays in the history (the
+ * model is not shown it) and the new answer follows it.
+ */
+export function isRetry(tail: MessageRow[], text: string): boolean {
+  const last = tail[tail.length - 1];
+  if (last?.role === 'user') return last.content === text;
+  const question = tail[tail.length - 2];
+  return last?.role === 'assistant' && last.status === 'error' && question?.role === 'user' && question.content === text;
 }
