@@ -34,6 +34,8 @@ export const configSchema = z.object({
   /** A `:` comment is sent on an answer stream after this much silence, so proxies keep it open. */
   ANSWERDESK_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   ANSWERDESK_DEMO: bool.default(true),
+  /** How long a node may keep key → project and a project's skills before reading them again. */
+  ANSWERDESK_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   ANSWERDESK_PUBLIC_URL: z.string().url().optional(),
   OPENAI_COMPATIBLE_BASE_URL: z.string().url().optional(),
   OPENAI_COMPATIBLE_API_KEY: z.string().optional(),

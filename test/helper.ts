@@ -57,6 +57,9 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     DATABASE_URL: dialect.url,
     ANSWERDESK_DEMO: 'false',
+    // Many tests write rows straight into the database and read them back through the API at once;
+    // the per-node caches have their own tests (src/http/cache.test.ts).
+    ANSWERDESK_CACHE_TTL_MS: '0',
     ...options.env,
   });
   const schema = dialect.name === 'postgres' && !options.store ? `t_${base62(12).toLowerCase()}` : undefined;

@@ -3,6 +3,7 @@ import { findKeyOwner, touchKey, type KeyOwner } from '../api/projects/service.j
 import { Forbidden, HttpError, NotFound, TooManyRequests, Unauthorized } from '../lib/errors.js';
 import { hashKey, keyKind, safeEqual } from '../lib/keys.js';
 import { DEFAULT_LIMITS, type Bucket } from '../limits/index.js';
+import type { TtlCache } from '../lib/ttl-cache.js';
 import type { Caller } from './context.js';
 
 export const API_PREFIX = '/api/v1';
@@ -28,6 +29,7 @@ export function presentedKey(request: FastifyRequest): string | null {
  */
 export function registerAuth(app: FastifyInstance): void {
   app.decorateRequest('caller', null);
+  const owners = app.caches.create<KeyOwner>();
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS' || request.routeOptions.config?.public) return;
     const path = request.url.split('?', 1)[0];
@@ -36,7 +38,7 @@ export function registerAuth(app: FastifyInstance): void {
 
     const admin = path === ADMIN_PREFIX || path.startsWith(`${ADMIN_PREFIX}/`);
     const key = presentedKey(request);
-    const caller = key ? await resolveCaller(app, key, admin) : null;
+    const caller = key ? await resolveCaller(app, key, admin, owners) : null;
 
     const bucket: Bucket = admin ? 'admin' : (request.routeOptions.config?.bucket ?? 'general');
     const owner = caller?.type === 'key' ? caller.owner : null;
@@ -59,12 +61,21 @@ export function registerAuth(app: FastifyInstance): void {
   });
 }
 
-async function resolveCaller(app: FastifyInstance, key: string, admin: boolean): Promise<Caller | null> {
+async function resolveCaller(
+  app: FastifyInstance,
+  key: string,
+  admin: boolean,
+  owners: TtlCache<KeyOwner>,
+): Promise<Caller | null> {
   const token = app.deps.config.ANSWERDESK_ADMIN_TOKEN;
   if (admin && token && safeEqual(key, token)) return { type: 'admin' };
   const kind = keyKind(key);
   if (!kind || (admin && kind !== 'secret')) return null;
+  // Unknown keys are not cached, so random keys cannot crowd real ones out.
+  const cached = owners.get(key);
+  if (cached) return { type: 'key', owner: cached };
   const owner = await findKeyOwner(app.deps.store.db, key);
+  if (owner) owners.set(key, owner);
   return owner ? { type: 'key', owner } : null;
 }
 

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { CacheGroup } from '../lib/ttl-cache.js';
 import type { RateLimiter, Bucket } from '../limits/index.js';
 import type { Store } from '../store/index.js';
 import type { KeyOwner } from '../api/projects/service.js';
@@ -18,6 +19,8 @@ export type Caller =
 declare module 'fastify' {
   interface FastifyInstance {
     deps: AppDeps;
+    /** Per-node caches of hot, rarely changed reads; cleared by any admin write on this node. */
+    caches: CacheGroup;
   }
   interface FastifyRequest {
     caller: Caller | null;

@@ -206,5 +206,7 @@ export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null
 export async function touchKey(db: Db, owner: KeyOwner): Promise<void> {
   if (owner.lastUsedAt && Date.now() - Date.parse(owner.lastUsedAt) < 60_000) return;
   const at = now();
+  // The owner may be a cached object shared by later requests: remember the write on it too.
+  owner.lastUsedAt = at;
   await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', owner.keyId).execute();
 }

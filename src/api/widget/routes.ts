@@ -7,7 +7,7 @@ import { ifNoneMatchHits, widgetConfigSource } from './service.js';
 
 /** GET /widget/config: the merged widget configuration, with ETag / If-None-Match revalidation. */
 export const widgetRoutes: FastifyPluginAsyncZod = async (app) => {
-  const configOf = widgetConfigSource(app.deps.store.db);
+  const configOf = widgetConfigSource(app.deps.store.db, app.caches.create());
 
   app.get(`${API_PREFIX}/widget/config`, {
     schema: {

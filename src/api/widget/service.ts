@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import type { TtlCache } from '../../lib/ttl-cache.js';
 import type { Database } from '../../store/index.js';
 import type { Project } from '../projects/schema.js';
 import { WIDGET_DEFAULTS, type WidgetConfig } from './schema.js';
@@ -29,22 +30,20 @@ export interface SerializedConfig {
   etag: string;
 }
 
-const MAX_CACHED_PROJECTS = 10_000;
-
 /**
- * The widget config of a project as bytes plus ETag. It is rebuilt from the database on every call
- * (the project row comes with the key lookup; the skills are one indexed query), so a change made on
- * any node shows at once; only the hash is remembered, per project, while the bytes stay the same.
+ * The widget config of a project as bytes plus ETag. The project row comes with the key lookup; the
+ * serialized config is kept in a per-node cache keyed by project and its `updatedAt` (cleared by
+ * admin writes on this node, at most ANSWERDESK_CACHE_TTL_MS old otherwise), so a busy widget costs
+ * neither a query nor a hash per page view.
  */
-export function widgetConfigSource(db: Db): (project: Project) => Promise<SerializedConfig> {
-  const last = new Map<string, SerializedConfig>();
+export function widgetConfigSource(db: Db, cache: TtlCache<SerializedConfig>): (project: Project) => Promise<SerializedConfig> {
   return async (project) => {
+    const key = `${project.id}:${project.updatedAt}`;
+    const cached = cache.get(key);
+    if (cached) return cached;
     const body = JSON.stringify(mergeWidgetConfig(project, await listAvailableSkills(db, project.id)));
-    const cached = last.get(project.id);
-    if (cached && cached.body === body) return cached;
     const entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
-    if (!cached && last.size >= MAX_CACHED_PROJECTS) last.delete(last.keys().next().value!);
-    last.set(project.id, entry);
+    cache.set(key, entry);
     return entry;
   };
 }

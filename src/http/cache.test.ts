@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+
+/**
+ * The per-node caches (key → project, a project's skills) with caching on, as in production: admin
+ * writes on a node take effect there at once; writes elsewhere (another node, the CLI) within the TTL.
+ */
+describe.each(dialects)('per-node caches on $name', (dialect) => {
+  let a: TestApp;
+  let b: TestApp;
+  const TTL = 400;
+
+  beforeAll(async () => {
+    a = await createTestApp({ dialect, env: { ANSWERDESK_CACHE_TTL_MS: String(TTL) } });
+    // A second node on the same database.
+    b = await createTestApp({ dialect, store: a.deps.store, env: { ANSWERDESK_CACHE_TTL_MS: String(TTL) } });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  const config = (t: TestApp, key: string) => t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(key) });
+
+  it('refuses a key revoked on this node at once, and on another node within the TTL', async () => {
+    const p = await createProject(a);
+    expect((await config(a, p.publicKey)).statusCode).toBe(200);
+    expect((await config(b, p.publicKey)).statusCode).toBe(200);
+    const keys = (await a.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/keys`, headers: adminAuth() })).json().keys;
+    const pub = keys.find((k: { kind: string }) => k.kind === 'public');
+    const revoked = await a.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${p.project.id}/keys/${pub.id}`, headers: adminAuth() });
+    expect(revoked.statusCode).toBe(200);
+
+    expect((await config(a, p.publicKey)).statusCode).toBe(401);
+    await new Promise((r) => setTimeout(r, TTL + 50));
+    expect((await config(b, p.publicKey)).statusCode).toBe(401);
+  });
+
+  it('shows settings and skill changes made on this node at once', async () => {
+    const p = await createProject(a);
+    expect((await config(a, p.publicKey)).json()).toMatchObject({ primaryColor: expect.any(String), availableSkills: [] });
+    await a.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/admin/projects/${p.project.id}`,
+      headers: adminAuth(),
+      payload: { settings: { widget: { primaryColor: '#123456' } } },
+    });
+    const created = await a.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${p.project.id}/skills`,
+      headers: adminAuth(),
+      payload: { name: 'Returns', description: 'Start a return', instructions: 'Ask for the order number.', enabled: true },
+    });
+    expect(created.statusCode).toBe(201);
+    expect((await config(a, p.publicKey)).json()).toMatchObject({
+      primaryColor: '#123456',
+      availableSkills: [{ name: 'Returns', description: 'Start a return' }],
+    });
+  });
+
+  it('picks up a change written straight to the database once the TTL has passed', async () => {
+    const p = await createProject(a);
+    expect((await config(a, p.publicKey)).json().availableSkills).toEqual([]);
+    const at = new Date().toISOString();
+    await a.deps.store.db
+      .insertInto('skills')
+      .values({ id: 'skill_cli0000000000000000000', project_id: p.project.id, name: 'CLI skill', description: 'd', instructions: 'i', enabled: 1, created_at: at, updated_at: at })
+      .execute();
+    await new Promise((r) => setTimeout(r, TTL + 50));
+    expect((await config(a, p.publicKey)).json().availableSkills).toEqual([{ id: 'skill_cli0000000000000000000', name: 'CLI skill', description: 'd' }]);
+  });
+});
