@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { prepareSecretKey } from './actions/secret-box.js';
 import { buildApp } from './app.js';
 import { createProject, listProjects } from './api/projects/service.js';
@@ -67,6 +68,8 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     closing = true;
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    // Logs are written asynchronously: let the last lines reach stdout before exiting.
+    await new Promise<void>((resolve) => (app.log as Logger).flush(() => resolve()));
     await knowledgeWorker.stop();
     await deps.limiter.close();
     await deps.store.close();

@@ -156,6 +156,8 @@ describe.each(dialects)('errors on $name', (dialect) => {
         },
         { method: 'GET', url: '/api/v1/admin/projects', headers: { authorization: `Bearer ${p.secretKey}` } },
         { method: 'GET', url: '/api/v1/nothing-here', headers: auth(p.secretKey, { 'x-user-token': token }) },
+        // The demo page takes its public key in the query string; the access log masks it.
+        { method: 'GET', url: `/demo?key=${p.publicKey}` },
       ];
       for (const call of calls) await logged.app.inject(call);
       const text = lines.join('');
