@@ -11,6 +11,7 @@ import { createConversation, appendMessage } from '../src/api/conversations/serv
 import { createProject } from '../src/api/projects/service.js';
 import { loadConfig } from '../src/config.js';
 import { openDeps } from '../src/server.js';
+import { announceReady } from './lib.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'answerdesk-bench-'));
 const config = loadConfig({
@@ -31,4 +32,4 @@ for (let i = 0; i < 20; i++) {
 const app = await buildApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as { port: number };
-console.log(JSON.stringify({ ready: true, port, publicKey: created.publicKey }));
+announceReady({ port, publicKey: created.publicKey });

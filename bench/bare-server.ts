@@ -3,6 +3,7 @@
  * ceiling any framework is measured against. Prints `{port}` once listening.
  */
 import { createServer } from 'node:http';
+import { announceReady } from './lib.js';
 
 const body = process.env.BARE_BODY ?? '{}';
 const server = createServer((_req, res) => {
@@ -10,5 +11,5 @@ const server = createServer((_req, res) => {
   res.end(body);
 });
 server.listen(0, '127.0.0.1', () => {
-  console.log(JSON.stringify({ ready: true, port: (server.address() as { port: number }).port }));
+  announceReady({ port: (server.address() as { port: number }).port });
 });

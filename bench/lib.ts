@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -48,19 +52,23 @@ export function printTable(rows: LoadResult[]): void {
 }
 
 /**
- * Starts `node --import tsx <entry>` and waits for the line `{"ready":true,…}` that the entry prints
- * once it listens (port, keys…). Every other line (the server's own logs) keeps being read and
- * dropped, so a full pipe never slows the server down. The child is killed when the bench ends.
+ * Starts `node --import tsx <entry>` and waits for the `{"ready":true,…}` line that the entry sends
+ * with announceReady() once it listens (port, keys…). The child's stdout, its logs, goes to a file
+ * as in a production deployment: a pipe read by this busy process would fill up and stall the
+ * server's log writes, measuring the pipe instead of the server. The child is killed when the bench ends.
  */
-export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess }> {
+export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; logFile: string }> {
+  const logFile = join(tmpdir(), `answerdesk-bench-${basename(entry, '.ts')}-${process.pid}.log`);
+  const out = openSync(logFile, 'w');
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env, BENCH_READY_FD: '3' },
+    stdio: ['ignore', out, 'inherit', 'pipe'],
   });
+  closeSync(out);
   process.once('exit', () => child.kill('SIGKILL'));
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdio[3] as Readable });
   const info = await new Promise<T>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`${entry} exited with ${code} before it was ready`));
+    const onExit = (code: number | null) => reject(new Error(`${entry} exited with ${code} before it was ready (log: ${logFile})`));
     child.once('exit', onExit);
     lines.on('line', (line) => {
       if (!line.startsWith('{"ready":true')) return;
@@ -68,7 +76,15 @@ export async function startChild<T>(entry: string, env: Record<string, string> =
       resolve(JSON.parse(line) as T);
     });
   });
-  return { info, child };
+  return { info, child, logFile };
+}
+
+/** Called by a benchmark's child process once it listens: hands `info` to startChild. */
+export function announceReady(info: Record<string, unknown>): void {
+  const line = `${JSON.stringify({ ready: true, ...info })}\n`;
+  const fd = Number(process.env.BENCH_READY_FD);
+  if (fd > 2) writeSync(fd, line);
+  else process.stdout.write(line);
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {
