@@ -7,6 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { announceReady } from './lib.js';
 import { buildApp } from '../src/app.js';
 import { createProject } from '../src/api/projects/service.js';
 import { loadConfig } from '../src/config.js';
@@ -30,4 +31,4 @@ const created = await createProject(deps.store.db, {
 const app = await buildApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as { port: number };
-console.log(JSON.stringify({ port, publicKey: created.publicKey }));
+announceReady({ port, publicKey: created.publicKey });

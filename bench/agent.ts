@@ -8,14 +8,12 @@
  * - Then 2,000 answers are held open by an upstream that sends a few tokens and goes quiet; the
  *   server's resident memory (it runs in a child process) is sampled before and while they are held.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { createBuiltinModel } from '../src/agent/builtin/model.js';
 import { startFakeOpenAICompatible, type FakeTurn } from '../test/fakes/openai-compatible.js';
+import { startChild } from './lib.js';
 
 const TOKENS = Array.from({ length: 200 }, (_, i) => `tok${i} `);
 const HELD = 2000;
@@ -43,20 +41,6 @@ async function timed(url: string, init: { headers: Record<string, string>; body:
     }
   }
   return { firstToken, lastByte: performance.now() - start };
-}
-
-/** Starts the server child (`node --import tsx`) and reads the JSON line it prints once listening. */
-async function startServerChild(env: Record<string, string>): Promise<{ info: { port: number; publicKey: string }; child: ChildProcess }> {
-  const entry = fileURLToPath(new URL('./agent-server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  process.once('exit', () => child.kill('SIGKILL'));
-  const [line] = (await Promise.race([
-    once(createInterface({ input: child.stdout! }), 'line'),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`the bench server exited with ${code} before it was ready`);
-    }),
-  ])) as [string];
-  return { info: JSON.parse(line), child };
 }
 
 async function drain(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<void> {
@@ -126,7 +110,7 @@ export async function run(): Promise<void> {
   const fake = await startFakeOpenAICompatible();
   let turn: FakeTurn = { text: TOKENS };
   fake.setFallback(() => turn);
-  const { info, child } = await startServerChild({
+  const { info, child } = await startChild<{ port: number; publicKey: string }>('bench/agent-server.ts', {
     OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl,
     ANSWERDESK_MODEL_TIMEOUT_MS: '600000',
     ANSWERDESK_MODEL_IDLE_TIMEOUT_MS: '600000',

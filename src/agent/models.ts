@@ -18,13 +18,25 @@ export function modelSpecFor(project: Project, config: Config): string {
 
 const builtin = createBuiltinModel();
 
+const models = new WeakMap<Config, Map<string, LanguageModelV3>>();
+
 /**
  * The AI SDK model for a spec: `builtin`, `openai:<model>`, `anthropic:<model>` or
  * `openai-compatible:<model>` (any server speaking the Chat Completions API: Ollama, vLLM, llama.cpp,
- * LM Studio, OpenRouter…). Provider clients are cheap objects; keys come from the config only.
+ * LM Studio, OpenRouter…). Keys come from the config only. Model objects hold no per-call state and
+ * are made once per spec: building one compiles its response schemas, which per request cost about
+ * half a megabyte of heap and most of the CPU of a streamed answer.
  */
 export function resolveModel(spec: string, config: Config): LanguageModelV3 {
   if (spec === 'builtin') return builtin;
+  let cache = models.get(config);
+  if (!cache) models.set(config, (cache = new Map()));
+  let model = cache.get(spec);
+  if (!model) cache.set(spec, (model = createModel(spec, config)));
+  return model;
+}
+
+function createModel(spec: string, config: Config): LanguageModelV3 {
   const colon = spec.indexOf(':');
   const provider = spec.slice(0, colon);
   const modelId = spec.slice(colon + 1);
