@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../../test/helper.js';
+import { createProject } from '../api/projects/service.js';
+import { fullTextIndexFor } from '../knowledge/search/index.js';
+import { base62 } from '../lib/ids.js';
+import { openStore, type Store } from '../store/index.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
+
+/** Runs the real CLI in its own process, optionally feeding standard input. */
+function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        if (typeof code !== 'number') return fail(err);
+        done({ code, stdout, stderr });
+      },
+    );
+    child.stdin!.end(input ?? '');
+  });
+}
+
+// Each command is a Node process compiling TypeScript on the fly: allow for a busy machine.
+describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_000 }, (dialect) => {
+  let dir: string;
+  let store: Store;
+  let env: Record<string, string>;
+  let projectId: string;
+  let dropSchema = async () => {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'answerdesk-knowledge-cli-'));
+    if (dialect.name === 'sqlite') {
+      const url = `sqlite:${join(dir, 'cli.db')}`;
+      store = await openStore(url);
+      env = { DATABASE_URL: url };
+    } else {
+      const schema = `t_cli_${base62(10).toLowerCase()}`;
+      store = await openStore(dialect.url, { schema });
+      env = { DATABASE_URL: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+      dropSchema = async () => {
+        const client = new pg.Client({ connectionString: dialect.url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      };
+    }
+    projectId = (await createProject(store.db, { name: 'CLI knowledge' })).project.id;
+  });
+  afterAll(async () => {
+    await store.close();
+    await dropSchema();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const search = (q: string) => fullTextIndexFor(store).search(projectId, q, 5);
+
+  it('adds a file and standard input, waits until they are searchable, lists, shows and deletes', async () => {
+    const file = join(dir, 'returns.md');
+    writeFileSync(file, '# Returns\n\nParcels can be returned within 30 days using the prepaid label in the box.\n');
+    const added = await runCli(['knowledge', 'add', '--project', projectId, file, '--json'], env);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const { source } = JSON.parse(added.stdout);
+    // `add` waited for ingestion: the source is ready and its text is found at once.
+    expect(source).toMatchObject({ type: 'markdown', status: 'ready', title: 'Returns' });
+    expect((await search('prepaid label'))[0]).toMatchObject({ sourceId: source.id, headingPath: ['Returns'] });
+
+    const piped = await runCli(['knowledge', 'add', '--project', projectId, '-', '--type', 'text', '--title', 'Opening hours', '--json'], env, 'The support desk is open from 9 to 17 on weekdays.');
+    expect(piped.code).toBe(0);
+    const fromStdin = JSON.parse(piped.stdout).source;
+    expect(fromStdin).toMatchObject({ type: 'text', status: 'ready', title: 'Opening hours' });
+    expect((await search('support desk weekdays'))[0]?.sourceId).toBe(fromStdin.id);
+
+    const listed = await runCli(['knowledge', 'list', '--project', projectId], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^${source.id}\\s+markdown\\s+ready\\s+1\\s+Returns$`, 'm'));
+    expect(listed.stdout).toMatch(new RegExp(`^${fromStdin.id}\\s+text\\s+ready`, 'm'));
+
+    const shown = await runCli(['knowledge', 'show', '--project', projectId, source.id, '--json'], env);
+    expect(JSON.parse(shown.stdout).source).toMatchObject({ id: source.id, status: 'ready', chunkCount: 1 });
+
+    const deleted = await runCli(['knowledge', 'delete', '--project', projectId, source.id], env);
+    expect(deleted).toMatchObject({ code: 0, stdout: `Deleted source ${source.id} and its chunks.\n` });
+    expect(await search('prepaid label')).toEqual([]);
+    expect(await store.db.selectFrom('knowledge_chunks').select('id').where('source_id', '=', source.id).execute()).toEqual([]);
+  });
+
+  it('answers a usage error with exit code 2 and an unknown source with exit code 1', async () => {
+    const usage = await runCli(['knowledge', 'add', '--project', projectId], env);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('answerdesk knowledge add --project <projectId>');
+    const unknown = await runCli(['knowledge', 'show', '--project', projectId, 'ks_missing'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/not found/i);
+  });
+});
