@@ -74,22 +74,36 @@ export function answerFromHits(question: string, hits: HitLike[]): string {
 }
 
 /**
+ * A line that reads as code or a command rather than prose (a shell command, JSON, a path list).
+ * Quoted into a chat answer it loses its layout and reads as noise, so excerpts prefer prose.
+ */
+export function looksLikeCode(sentence: string): boolean {
+  if (/^(curl|npm|npx|export|cd|git|docker|node|ollama)\s/.test(sentence)) return true;
+  if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]|=>|\|\|/.test(sentence)) return true;
+  const symbols = sentence.replace(/[\p{L}\p{N}\s.,;:'’()?!-]/gu, '').length;
+  return symbols / Math.max(1, sentence.length) > 0.12;
+}
+
+/**
  * The sentence that covers the question best, with the sentences that follow it while they fit: the
- * answer to "how do I…" usually continues after the sentence that names the topic.
+ * answer to "how do I…" usually continues after the sentence that names the topic. Prose wins over
+ * code when both cover the question; the excerpt stops where code starts.
  */
 function bestExcerpt(asked: string[], text: string): string {
   const list = sentences(text);
   if (list.length === 0) return clip(text.trim(), MAX_PASSAGE_CHARS);
+  const prose = list.map((s) => !looksLikeCode(s));
   let best = 0;
   let bestScore = -1;
   list.forEach((s, i) => {
-    const score = coverage(asked, keywords(s));
+    // A code line counts only when no prose line covers the question as well.
+    const score = coverage(asked, keywords(s)) - (prose[i] ? 0 : 0.5);
     if (score > bestScore) {
       best = i;
       bestScore = score;
     }
   });
   let out = list[best];
-  for (let i = best + 1; i < list.length && out.length + list[i].length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
+  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i].length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
   return clip(out, MAX_PASSAGE_CHARS);
 }

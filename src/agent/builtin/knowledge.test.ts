@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { answerFromHits, DONT_KNOW, looksLikeCode } from './knowledge.js';
+
+const hit = (text: string, sourceId = 'ks_a', title = 'Identity') => ({
+  chunkId: `chunk_${sourceId}`,
+  sourceId,
+  title,
+  url: null,
+  headingPath: [title],
+  text,
+  score: 1,
+});
+
+describe('builtin knowledge answers', () => {
+  it('tells code and commands from prose', () => {
+    expect(looksLikeCode('curl -s -X POST $API/identity/verify -H "x-api-key: $KEY"')).toBe(true);
+    expect(looksLikeCode('Wrong signature: 401 {"verified":false,"error":"Invalid HMAC signature"}.')).toBe(true);
+    expect(looksLikeCode('OPENAI_COMPATIBLE_BASE_URL=http://localhost:11434/v1 npm start')).toBe(true);
+    expect(looksLikeCode('Your server signs the user id with the HMAC secret and the widget sends the signature.')).toBe(false);
+  });
+
+  it('quotes the prose that answers, not a command that mentions the same words, and cites it', () => {
+    const text = [
+      'curl -s -X POST $API/identity/verify -H "x-api-key: $KEY" -d \'{"userId":"u1","hmac":"…"}\'',
+      'To verify a user, your server signs the user id with the HMAC secret and sends the hex signature.',
+      'The signature is compared in constant time.',
+    ].join('\n');
+    const answer = answerFromHits('How do I verify a user with HMAC?', [hit(text)]);
+    expect(answer).toBe('To verify a user, your server signs the user id with the HMAC secret and sends the hex signature. The signature is compared in constant time. [1]');
+  });
+
+  it('says it does not know rather than quoting a weak match', () => {
+    expect(answerFromHits('Can I pay with a gift card?', [hit('Refunds are issued within 14 days.', 'ks_b', 'Refunds')])).toBe(DONT_KNOW);
+  });
+});
