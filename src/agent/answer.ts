@@ -6,6 +6,7 @@ import {
   streamText,
   type LanguageModelUsage,
   type StreamTextTransform,
+  type TextStreamPart,
   type ToolSet,
   type UIMessage,
   type UIMessageChunk,
@@ -68,8 +69,34 @@ function isTimeout(error: unknown): boolean {
  * source parts, and stores the assistant message (text, parts, sources, model, usage, status) when
  * the stream ends, whatever ended it. The stream never errors: failures become an `error` chunk.
  * Read it to its end (the HTTP layer does, even after the client left) so the answer is stored.
+ *
+ * The stream is returned at once; the HTTP layer uses {@link startAnswer}, which resolves to the same
+ * stream once the answer is set up and saves the stage that bridges the two.
  */
 export function streamAnswer(req: AnswerRequest): ReadableStream<UIMessageChunk> {
+  const ready = startAnswer(req);
+  let reader: ReadableStreamDefaultReader<UIMessageChunk> | undefined;
+  return new ReadableStream<UIMessageChunk>({
+    async pull(controller) {
+      reader ??= (await ready).getReader();
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel(reason) {
+      reader ??= (await ready).getReader();
+      await reader.cancel(reason);
+    },
+  });
+}
+
+/**
+ * {@link streamAnswer} without the bridge: resolves, once the history, tools and skills are loaded,
+ * to the UI message stream of `toUIMessageStream` itself (one chain of the AI SDK's stages, nothing
+ * of ours on top). It never rejects: a failure while setting up resolves to a stream holding its
+ * `error` chunk, and the attempt is stored as failed.
+ */
+export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UIMessageChunk>> {
   const { deps, project, conversation, log } = req;
   const config = deps.config;
   const spec = modelSpecFor(project, config);
@@ -82,112 +109,154 @@ export function streamAnswer(req: AnswerRequest): ReadableStream<UIMessageChunk>
     log.warn({ err: error, conversationId: conversation.id, model: spec }, 'answer failed');
     return safeErrorMessage(error);
   };
+  let finished = false;
+  const onFinish = async ({ responseMessage, outcome }: { responseMessage: UIMessage; outcome?: { status: string } }) => {
+    if (finished) return;
+    finished = true;
+    done.abort();
+    if (outcome?.status === 'failed') failed = true;
+    try {
+      await storeAnswer(req, spec, responseMessage, failed, sumUsage(usage));
+    } catch (err) {
+      log.error({ err, conversationId: conversation.id }, 'could not store the assistant message');
+    } finally {
+      await req.onSettled?.().catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
+    }
+  };
 
-  return createUIMessageStream<UIMessage>({
-    onError,
-    generateId: () => req.assistantMessageId,
-    async execute({ writer }) {
-      const model = resolveModel(spec, config);
-      const ctx: ToolContext = {
-        deps,
-        project,
-        conversationId: conversation.id,
-        endUser: req.endUser,
-        userTokens: req.userTokens,
-        abortSignal: AbortSignal.any([done.signal, AbortSignal.timeout(config.ANSWERDESK_MODEL_TIMEOUT_MS)]),
-        log,
-      };
-      const [tools, history, skills] = await Promise.all([
-        buildTools(ctx, req.factories ?? toolFactories),
-        listMessages(deps.store.db, conversation.id),
-        enabledSkills(deps, project.id),
-      ]);
-      const system = buildSystemPrompt({
-        project,
-        pageContext: req.pageContext,
-        verifiedUser: req.verifiedUser,
-        skills,
-      });
-      const result = streamText({
-        model,
-        system,
-        // Failed answers stay in the stored history for people, not for the model: it would build on
-        // half an answer.
-        messages: trimHistory(history.filter((m) => m.status !== 'error').map((m) => ({ role: m.role, content: m.content }))),
-        tools,
-        stopWhen: stepCountIs(MAX_STEPS),
-        maxRetries: 1,
-        abortSignal: done.signal,
-        timeout: { totalMs: config.ANSWERDESK_MODEL_TIMEOUT_MS, chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
-        experimental_transform: sourcesFromKnowledge,
-        onStepFinish: (step) => void usage.push(step.usage),
-        // Errors are reported (once) through toUIMessageStream's onError below.
-        onError: () => {},
-      });
-      // The answer runs to its end even if nobody reads the UI stream any more.
-      result.consumeStream({ onError: () => {} });
-      writer.merge(
-        result
-          .toUIMessageStream({
-            sendSources: true,
-            generateMessageId: () => req.assistantMessageId,
-            messageMetadata: ({ part }) => (part.type === 'start' ? { conversationId: conversation.id } : undefined),
-            onError,
-          })
-          .pipeThrough(timeoutAsError(() => (failed = true))),
-      );
-    },
-    async onFinish({ responseMessage }) {
-      done.abort();
-      try {
-        await storeAnswer(req, spec, responseMessage, failed, sumUsage(usage));
-      } catch (err) {
-        log.error({ err, conversationId: conversation.id }, 'could not store the assistant message');
-      } finally {
-        await req.onSettled?.().catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
-      }
-    },
-  });
+  try {
+    const model = resolveModel(spec, config);
+    const ctx: ToolContext = {
+      deps,
+      project,
+      conversationId: conversation.id,
+      endUser: req.endUser,
+      userTokens: req.userTokens,
+      abortSignal: AbortSignal.any([done.signal, AbortSignal.timeout(config.ANSWERDESK_MODEL_TIMEOUT_MS)]),
+      log,
+    };
+    const [tools, history, skills] = await Promise.all([
+      buildTools(ctx, req.factories ?? toolFactories),
+      listMessages(deps.store.db, conversation.id),
+      enabledSkills(deps, project.id),
+    ]);
+    const system = buildSystemPrompt({
+      project,
+      pageContext: req.pageContext,
+      verifiedUser: req.verifiedUser,
+      skills,
+    });
+    const result = streamText({
+      model,
+      system,
+      // Failed answers stay in the stored history for people, not for the model: it would build on
+      // half an answer.
+      messages: trimHistory(history.filter((m) => m.status !== 'error').map((m) => ({ role: m.role, content: m.content }))),
+      tools,
+      stopWhen: stepCountIs(MAX_STEPS),
+      maxRetries: 1,
+      abortSignal: done.signal,
+      timeout: { totalMs: config.ANSWERDESK_MODEL_TIMEOUT_MS, chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
+      experimental_transform: answerTransform,
+      onStepFinish: (step) => void usage.push(step.usage),
+      // Errors are reported (once) through toUIMessageStream's onError below.
+      onError: () => {},
+    });
+    // The only reader of the model's stream: no consumeStream() (it would tee the stream and add a
+    // second chain of stages per answer). The HTTP layer reads this stream to its end whatever the
+    // client does, which runs the answer to its end.
+    return result.toUIMessageStream({
+      sendSources: true,
+      generateMessageId: () => req.assistantMessageId,
+      messageMetadata: ({ part }) => (part.type === 'start' ? { conversationId: conversation.id } : undefined),
+      onError,
+      onFinish,
+    });
+  } catch (error) {
+    // Setting up failed (model configuration, database): the AI SDK's own stream carries the error.
+    return createUIMessageStream<UIMessage>({
+      onError,
+      generateId: () => req.assistantMessageId,
+      execute: () => {
+        throw error;
+      },
+      onFinish,
+    });
+  }
 }
 
 /**
- * streamText reports its own timeouts as an `abort` chunk; for the client an answer that timed out
- * failed, so it becomes an `error` chunk with a safe message (nothing else aborts an answer: a client
- * that leaves does not stop it).
+ * Our one stage on streamText's own stream (its `experimental_transform`), so nothing of ours sits
+ * after toUIMessageStream:
+ * - after each knowledge search, one source part per source it found (once per answer);
+ * - streamText reports its own timeouts as an `abort` part; for the client an answer that timed out
+ *   failed, so it becomes an `error` part, which toUIMessageStream turns into an `error` chunk with
+ *   a safe message (nothing else aborts an answer: a client that leaves does not stop it);
+ * - a model stream that fails (the connection drops mid-answer) becomes an `error` part too, so the
+ *   UI stream still ends normally: `error` chunk, `[DONE]`, answer stored as failed.
+ *
+ * It is a writable/readable pair rather than a TransformStream because a TransformStream cannot
+ * emit anything once its input failed. Backpressure is kept: a write waits while the readable side
+ * is full.
  */
-function timeoutAsError(markFailed: () => void): TransformStream<UIMessageChunk, UIMessageChunk> {
-  return new TransformStream({
-    transform(chunk, controller) {
-      if (chunk.type === 'abort') {
-        markFailed();
-        controller.enqueue({ type: 'error', errorText: SAFE_ERRORS.timeout });
-        return;
-      }
-      if (chunk.type === 'error') markFailed();
-      controller.enqueue(chunk);
-    },
-  });
-}
-
-/** After each knowledge search, one source part per source it found (once per answer). */
-const sourcesFromKnowledge: StreamTextTransform<ToolSet> = () => {
+const answerTransform: StreamTextTransform<ToolSet> = () => {
+  type Part = TextStreamPart<ToolSet>;
   const seen = new Set<string>();
-  return new TransformStream({
-    transform(part, controller) {
-      controller.enqueue(part);
-      if (part.type !== 'tool-result' || part.toolName !== KNOWLEDGE_TOOL || part.preliminary) return;
-      for (const s of distinctSources(readHits(part.output))) {
-        if (seen.has(s.sourceId)) continue;
-        seen.add(s.sourceId);
-        controller.enqueue(
-          s.type === 'url' && s.url
-            ? { type: 'source', sourceType: 'url', id: s.sourceId, url: s.url, title: s.title }
-            : { type: 'source', sourceType: 'document', id: s.sourceId, mediaType: 'text/plain', title: s.title },
-        );
-      }
+  let out!: ReadableStreamDefaultController<Part>;
+  let input!: WritableStreamDefaultController;
+  let ended = false;
+  let resume: (() => void) | undefined;
+  const wake = () => {
+    const r = resume;
+    resume = undefined;
+    r?.();
+  };
+  const end = (last?: Part) => {
+    if (ended) return;
+    ended = true;
+    if (last) out.enqueue(last);
+    out.close();
+  };
+  const readable = new ReadableStream<Part>({
+    start: (controller) => void (out = controller),
+    pull: wake,
+    cancel: (reason) => {
+      ended = true;
+      input.error(reason);
+      wake();
     },
   });
+  const writable = new WritableStream<Part>({
+    start: (controller) => void (input = controller),
+    async write(part) {
+      if (ended) return;
+      if (part.type === 'abort') return end({ type: 'error', error: new AnswerTimeoutError(part.reason) });
+      out.enqueue(part);
+      if (part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) {
+        for (const s of distinctSources(readHits(part.output))) {
+          if (seen.has(s.sourceId)) continue;
+          seen.add(s.sourceId);
+          out.enqueue(
+            s.type === 'url' && s.url
+              ? { type: 'source', sourceType: 'url', id: s.sourceId, url: s.url, title: s.title }
+              : { type: 'source', sourceType: 'document', id: s.sourceId, mediaType: 'text/plain', title: s.title },
+          );
+        }
+      }
+      if ((out.desiredSize ?? 1) <= 0 && !ended) await new Promise<void>((r) => (resume = r));
+    },
+    close: () => end(),
+    abort: (reason) => end({ type: 'error', error: reason }),
+  });
+  return { readable, writable } as unknown as TransformStream<Part, Part>;
 };
+
+class AnswerTimeoutError extends Error {
+  override name = 'TimeoutError';
+  constructor(reason?: string) {
+    super(reason ?? 'The answer timed out');
+  }
+}
 
 async function enabledSkills(deps: AppDeps, projectId: string): Promise<PromptSkill[]> {
   return deps.store.db

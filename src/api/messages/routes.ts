@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { streamAnswer } from '../../agent/answer.js';
+import { startAnswer } from '../../agent/answer.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { errorSchema, validationErrorSchema } from '../conversations/schema.js';
 import { SEND_MESSAGE_STREAM_DESCRIPTION, sendMessageBody } from './schema.js';
@@ -35,7 +35,7 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
       const owner = keyOwner(request);
       const body = request.body;
       const accepted = await acceptSend(app.deps, request, owner, body);
-      const answer = streamAnswer({
+      const answer = startAnswer({
         deps: app.deps,
         project: owner.project,
         conversation: accepted.conversation,

@@ -18,12 +18,13 @@ const DEFAULT_MAX_QUEUED_CHUNKS = 2000;
 /**
  * Sends an answer's UI message stream on a hijacked Fastify reply with the AI SDK's own SSE writer.
  * The answer is read to its end whatever the client does: the client gets a bounded branch of it,
- * written only as fast as its socket drains. Resolves once the whole answer has been read (and so
+ * written only as fast as its socket drains. The answer may still be setting up (a promise of its
+ * stream). Resolves once the whole answer has been read (and so
  * stored).
  */
 export async function sendAnswerStream(
   reply: FastifyReply,
-  answer: ReadableStream<UIMessageChunk>,
+  answer: ReadableStream<UIMessageChunk> | Promise<ReadableStream<UIMessageChunk>>,
   options: SendStreamOptions,
 ): Promise<void> {
   const limit = options.maxQueuedChunks ?? DEFAULT_MAX_QUEUED_CHUNKS;
@@ -46,8 +47,9 @@ export async function sendAnswerStream(
     clientGone = true;
   });
 
-  const reader = answer.getReader();
   try {
+    // The response (headers, `: stream-open`) starts while the answer is still being set up.
+    const reader = (await answer).getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
