@@ -3,6 +3,7 @@ import { core } from './001-core.js';
 import { knowledge } from './002-knowledge.js';
 import { actions } from './003-actions.js';
 import { answerLeases } from './005-answer-leases.js';
+import { knowledgeSearch } from './006-knowledge-search.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '002-knowledge': knowledge,
   '003-actions': actions,
   '005-answer-leases': answerLeases,
+  '006-knowledge-search': knowledgeSearch,
 };
 
 export const migrationProvider: MigrationProvider = {
