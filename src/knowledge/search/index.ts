@@ -8,7 +8,7 @@ import { sqliteFullText } from './sqlite.js';
 export type RankedChunk = KnowledgeHit;
 
 /**
- * Full-text search over the searchable chunks of one project: BM25 (FTS5) on SQLite, ts_rank_cd
+ * Full-text search over the searchable chunks of one project: BM25 (FTS5) on SQLite, ts_rank
  * over a weighted tsvector on PostgreSQL. Only chunks of a source's visible generation are found.
  */
 export interface FullTextIndex {

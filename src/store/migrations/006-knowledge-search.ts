@@ -11,11 +11,27 @@ import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
  * `project_id` exactly. The content is read through a view that computes the same value, so
  * FTS5's `rebuild` (used here to index the existing chunks) and the triggers agree.
  *
- * PostgreSQL needs no schema change (see src/knowledge/search/postgres.ts).
+ * PostgreSQL: when the btree_gin extension can be had (it ships with the server's contrib
+ * modules), the tsvector's GIN index becomes one over (project_id, tsv), so a search walks only
+ * the project's postings instead of every project's matches before filtering. The extension goes
+ * into `public`, never into an app schema that may be dropped with its tables. Without it the
+ * single-column index stays and search works the same, only without that narrowing.
  */
 export const knowledgeSearch: Migration = {
   async up(db: Kysely<any>) {
-    if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return;
+    if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
+      const { rows } = await sql<{ usable: boolean }>`
+        select exists (select 1 from pg_extension where extname = 'btree_gin')
+            or (exists (select 1 from pg_available_extensions where name = 'btree_gin')
+                and has_database_privilege(current_database(), 'CREATE')
+                and exists (select 1 from pg_namespace where nspname = 'public' and has_schema_privilege(oid, 'CREATE')))
+          as usable`.execute(db);
+      if (!rows[0]?.usable) return;
+      await sql`create extension if not exists btree_gin schema public`.execute(db);
+      await sql`create index knowledge_chunks_project_tsv on knowledge_chunks using gin (project_id, tsv)`.execute(db);
+      await sql`drop index knowledge_chunks_tsv`.execute(db);
+      return;
+    }
     await sql`drop trigger knowledge_chunks_ai`.execute(db);
     await sql`drop trigger knowledge_chunks_ad`.execute(db);
     await sql`drop table knowledge_fts`.execute(db);
@@ -40,7 +56,11 @@ export const knowledgeSearch: Migration = {
     end`.execute(db);
   },
   async down(db: Kysely<any>) {
-    if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return;
+    if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
+      await sql`create index if not exists knowledge_chunks_tsv on knowledge_chunks using gin (tsv)`.execute(db);
+      await sql`drop index if exists knowledge_chunks_project_tsv`.execute(db);
+      return;
+    }
     await sql`drop trigger knowledge_chunks_ai`.execute(db);
     await sql`drop trigger knowledge_chunks_ad`.execute(db);
     await sql`drop table knowledge_fts`.execute(db);
