@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import type { FullTextIndex } from './index.js';
 import { queryTerms } from './query.js';
-import { toRanked, withFallback } from './sqlite.js';
+import { termPairs, toRanked, withFallback } from './sqlite.js';
 
 /**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
@@ -39,7 +39,13 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
           if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(toRanked);
         }
       };
-      return withFallback(limit, terms.length, () => run(terms.join(' & ')), () => run(terms.join(' | ')));
+      return withFallback(
+        limit,
+        terms.length,
+        () => run(terms.join(' & ')),
+        () => run(terms.join(' | ')),
+        () => run(termPairs(terms).map(([a, b]) => `(${a} & ${b})`).join(' | ')),
+      );
     },
   };
 }

@@ -83,28 +83,48 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
         }
       };
       const quoted = terms.map((t) => `"${t}"`);
-      return withFallback(limit, terms.length, () => run(quoted.join(' AND ')), () => run(quoted.join(' OR ')));
+      return withFallback(
+        limit,
+        terms.length,
+        () => run(quoted.join(' AND ')),
+        () => run(quoted.join(' OR ')),
+        () => run(termPairs(quoted).map(([a, b]) => `(${a} AND ${b})`).join(' OR ')),
+      );
     },
   };
 }
 
+/** Queries of up to this many words get the middle tier (pairs grow quadratically). */
+const MAX_PAIR_TERMS = 8;
+
+/** Every pair of the terms, for the "at least two words" tier: `[[a, b], [a, c], [b, c]]`. */
+export function termPairs(terms: string[]): Array<[string, string]> {
+  return terms.flatMap((a, i) => terms.slice(i + 1).map((b): [string, string] => [a, b]));
+}
+
 /**
- * Chunks holding every word of the query first; only when they are fewer than `limit` does the
- * broader any-word query run and fill the rest. Ranking all chunks that share one common word with
- * the query costs time proportional to the corpus; requiring all words keeps the usual question
- * cheap, and the fallback keeps recall for the rest.
+ * Chunks holding every word of the query first; when they are fewer than `limit`, chunks holding
+ * at least two of the words (queries of three to eight words), and only then the broad any-word
+ * query, each tier filling the rest. Ranking all chunks that share one common word with the query
+ * costs time proportional to the corpus; the narrower tiers keep the usual question cheap, and the
+ * last keeps recall for the rest.
  */
 export async function withFallback(
   limit: number,
   termCount: number,
   all: () => Promise<RankedChunk[]>,
   any: () => Promise<RankedChunk[]>,
+  two?: () => Promise<RankedChunk[]>,
 ): Promise<RankedChunk[]> {
-  const strict = await all();
-  if (strict.length >= limit || termCount === 1) return strict;
-  const seen = new Set(strict.map((h) => h.chunkId));
-  const broad = (await any()).filter((h) => !seen.has(h.chunkId));
-  // Strict matches keep their place ahead of partial ones, whatever the raw scores say.
-  const floor = Math.min(...strict.map((h) => h.score), Infinity);
-  return [...strict, ...broad.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))].slice(0, limit);
+  const tiers = [all, ...(two && termCount >= 3 && termCount <= MAX_PAIR_TERMS ? [two] : []), ...(termCount > 1 ? [any] : [])];
+  let hits: RankedChunk[] = [];
+  for (const tier of tiers) {
+    if (hits.length >= limit) break;
+    const seen = new Set(hits.map((h) => h.chunkId));
+    const more = (await tier()).filter((h) => !seen.has(h.chunkId));
+    // Earlier tiers keep their place ahead of later ones, whatever the raw scores say.
+    const floor = Math.min(...hits.map((h) => h.score), Infinity);
+    hits = [...hits, ...more.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))];
+  }
+  return hits.slice(0, limit);
 }
