@@ -16,6 +16,10 @@ import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
  * the project's postings instead of every project's matches before filtering. The extension goes
  * into `public`, never into an app schema that may be dropped with its tables. Without it the
  * single-column index stays and search works the same, only without that narrowing.
+ *
+ * The new index keeps a short pending list (256 kB instead of the server's default 4 MB): GIN
+ * batches new entries there until vacuum merges them, and every search scans the whole list, so
+ * after a large ingestion a long list made each search pay for it.
  */
 export const knowledgeSearch: Migration = {
   async up(db: Kysely<any>) {
@@ -28,7 +32,7 @@ export const knowledgeSearch: Migration = {
           as usable`.execute(db);
       if (!rows[0]?.usable) return;
       await sql`create extension if not exists btree_gin schema public`.execute(db);
-      await sql`create index knowledge_chunks_project_tsv on knowledge_chunks using gin (project_id, tsv)`.execute(db);
+      await sql`create index knowledge_chunks_project_tsv on knowledge_chunks using gin (project_id, tsv) with (gin_pending_list_limit = 256)`.execute(db);
       await sql`drop index knowledge_chunks_tsv`.execute(db);
       return;
     }
