@@ -157,7 +157,8 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       maxRetries: 1,
       abortSignal: done.signal,
       timeout: { totalMs: config.ANSWERDESK_MODEL_TIMEOUT_MS, chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
-      experimental_transform: answerTransform,
+      // The builtin model cites the sources it quotes itself; a real model gets every source found.
+      experimental_transform: answerTransform({ citeSearchResults: spec !== 'builtin' }),
       onStepFinish: (step) => void usage.push(step.usage),
       // Errors are reported (once) through toUIMessageStream's onError below.
       onError: () => {},
@@ -188,7 +189,8 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
 /**
  * Our one stage on streamText's own stream (its `experimental_transform`), so nothing of ours sits
  * after toUIMessageStream:
- * - after each knowledge search, one source part per source it found (once per answer);
+ * - after each knowledge search, one source part per source it found (once per answer), unless the
+ *   model cites its sources itself (the builtin model);
  * - streamText reports its own timeouts as an `abort` part; for the client an answer that timed out
  *   failed, so it becomes an `error` part, which toUIMessageStream turns into an `error` chunk with
  *   a safe message (nothing else aborts an answer: a client that leaves does not stop it);
@@ -199,7 +201,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
  * emit anything once its input failed. Backpressure is kept: a write waits while the readable side
  * is full.
  */
-const answerTransform: StreamTextTransform<ToolSet> = () => {
+const answerTransform = ({ citeSearchResults }: { citeSearchResults: boolean }): StreamTextTransform<ToolSet> => () => {
   type Part = TextStreamPart<ToolSet>;
   const seen = new Set<string>();
   let out!: ReadableStreamDefaultController<Part>;
@@ -232,7 +234,7 @@ const answerTransform: StreamTextTransform<ToolSet> = () => {
       if (ended) return;
       if (part.type === 'abort') return end({ type: 'error', error: new AnswerTimeoutError(part.reason) });
       out.enqueue(part);
-      if (part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) {
+      if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) {
         for (const s of distinctSources(readHits(part.output))) {
           if (seen.has(s.sourceId)) continue;
           seen.add(s.sourceId);

@@ -26,10 +26,21 @@ describe('builtin knowledge answers', () => {
       'The signature is compared in constant time.',
     ].join('\n');
     const answer = answerFromHits('How do I verify a user with HMAC?', [hit(text)]);
-    expect(answer).toBe('To verify a user, your server signs the user id with the HMAC secret and sends the hex signature. The signature is compared in constant time. [1]');
+    expect(answer.sources).toEqual([{ sourceId: 'ks_a', type: 'document', title: 'Identity' }]);
+    expect(answer.text).toBe('To verify a user, your server signs the user id with the HMAC secret and sends the hex signature. The signature is compared in constant time. [1]');
+  });
+
+  it('cites only the sources it quotes, numbered in quoting order', () => {
+    const hits = [
+      hit('Shipping takes 3 to 5 business days worldwide.', 'ks_ship', 'Shipping'),
+      hit('Refunds are issued within 14 days of the return arriving.', 'ks_refund', 'Refunds'),
+    ];
+    const answer = answerFromHits('When are refunds issued?', hits);
+    expect(answer.sources.map((s) => s.sourceId)).toEqual(['ks_refund']);
+    expect(answer.text).toMatch(/Refunds are issued within 14 days[^[]*\[1\]$/);
   });
 
   it('says it does not know rather than quoting a weak match', () => {
-    expect(answerFromHits('Can I pay with a gift card?', [hit('Refunds are issued within 14 days.', 'ks_b', 'Refunds')])).toBe(DONT_KNOW);
+    expect(answerFromHits('Can I pay with a gift card?', [hit('Refunds are issued within 14 days.', 'ks_b', 'Refunds')])).toEqual({ text: DONT_KNOW, sources: [] });
   });
 });

@@ -1,4 +1,4 @@
-import { distinctSources, readHits, type HitLike } from '../sources.js';
+import { distinctSources, readHits, type CitedSource, type HitLike } from '../sources.js';
 import { clip, coverage, keywords, sentences } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -25,7 +25,7 @@ export function knowledgeSkill(turn: BuiltinTurn): BuiltinDecision | null {
   if (done.length > 0) {
     const last = done[done.length - 1];
     if (last.isError) return { kind: 'answer', text: "I'm sorry, I couldn't search our help content just now. Please try again in a moment." };
-    return { kind: 'answer', text: answerFromHits(turn.question, readHits(last.output)) };
+    return { kind: 'answer', ...answerFromHits(turn.question, readHits(last.output)) };
   }
   if (turn.outcomes.length > 0) return null;
   if (!turn.tools.some((t) => t.name === KNOWLEDGE_TOOL)) return null;
@@ -51,26 +51,30 @@ interface Scored {
   coverage: number;
 }
 
-/** Composes a cited answer from the hits, or says plainly that nothing matched. */
-export function answerFromHits(question: string, hits: HitLike[]): string {
+/**
+ * Composes a cited answer from the hits, or says plainly that nothing matched. Only the sources the
+ * answer quotes are cited, numbered in the order they are quoted.
+ */
+export function answerFromHits(question: string, hits: HitLike[]): { text: string; sources: CitedSource[] } {
   const asked = keywords(question);
   const sources = distinctSources(hits);
   const scored: Scored[] = hits
     .map((hit) => ({ hit, coverage: coverage(asked, keywords(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`)) }))
     .filter((s) => s.coverage >= MIN_COVERAGE);
-  if (scored.length === 0) return DONT_KNOW;
+  if (scored.length === 0) return { text: DONT_KNOW, sources: [] };
 
   const used = new Set<string>();
+  const cited: CitedSource[] = [];
   const paragraphs: string[] = [];
   for (const s of scored) {
     if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
     // A second passage only when it is nearly as relevant as the first.
     if (used.size > 0 && s.coverage < scored[0].coverage * 0.75) continue;
     used.add(s.hit.sourceId);
-    const n = sources.findIndex((src) => src.sourceId === s.hit.sourceId) + 1;
-    paragraphs.push(`${bestExcerpt(asked, s.hit.text)} [${n}]`);
+    cited.push(sources.find((src) => src.sourceId === s.hit.sourceId)!);
+    paragraphs.push(`${bestExcerpt(asked, s.hit.text)} [${cited.length}]`);
   }
-  return paragraphs.join('\n\n');
+  return { text: paragraphs.join('\n\n'), sources: cited };
 }
 
 /**

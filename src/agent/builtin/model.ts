@@ -75,6 +75,13 @@ export class BuiltinModel implements LanguageModelV3 {
         { type: 'tool-call', toolCallId: callId, toolName: decision.toolName, input },
       );
     } else {
+      for (const source of decision.sources ?? []) {
+        parts.push(
+          source.type === 'url' && source.url
+            ? { type: 'source', sourceType: 'url', id: source.sourceId, url: source.url, title: source.title }
+            : { type: 'source', sourceType: 'document', id: source.sourceId, mediaType: 'text/plain', title: source.title },
+        );
+      }
       const id = `txt-${callId}`;
       parts.push({ type: 'text-start', id });
       for (const delta of textDeltas(decision.text)) parts.push({ type: 'text-delta', id, delta });

@@ -1,4 +1,5 @@
 import type { LanguageModelV3FunctionTool } from '@ai-sdk/provider';
+import type { CitedSource } from '../sources.js';
 
 export type JsonSchema = LanguageModelV3FunctionTool['inputSchema'];
 
@@ -39,10 +40,13 @@ export interface BuiltinTurn {
   outcomes: ToolOutcome[];
 }
 
-/** The builtin model's next step: call one tool, or answer in text (which ends the answer). */
+/**
+ * The builtin model's next step: call one tool, or answer in text (which ends the answer), citing
+ * `sources` as [1], [2]… in that order.
+ */
 export type BuiltinDecision =
   | { kind: 'call'; toolName: string; input: Record<string, unknown> }
-  | { kind: 'answer'; text: string };
+  | { kind: 'answer'; text: string; sources?: CitedSource[] };
 
 /**
  * One decision module (small talk, knowledge, actions): returns its decision, or null to let the
