@@ -174,6 +174,19 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
     ]);
   });
 
+  it('ends an answer that keeps trickling past the total deadline with a timeout error', async () => {
+    const id = await conversation();
+    // A chunk every 400 ms never trips the 1 s idle timeout, but 12 of them outlast the 3 s deadline.
+    fake.enqueue({ text: Array.from({ length: 12 }, (_, i) => `w${i} `), delayMs: 400 });
+    const res = await send(id, 'Tell me slowly.');
+    const { chunks } = await parseAnswer(res.body);
+    expect(chunks.filter((c) => c.type === 'error')).toEqual([{ type: 'error', errorText: SAFE_ERRORS.timeout }]);
+    const produced = streamedText(chunks);
+    expect(produced.length).toBeGreaterThan(0);
+    expect(produced).not.toContain('w11');
+    expect(await assistant(id)).toMatchObject({ status: 'error', content: produced.trim() });
+  });
+
   it('treats a resend of a question whose answer failed as a retry, not as a second question', async () => {
     const id = await conversation();
     fake.enqueue({ httpError: { status: 500 } }, { httpError: { status: 500 } }, { text: 'It worked.' });
