@@ -8,7 +8,7 @@ import { loadConfig } from '../../config.js';
 import { HttpError } from '../../lib/errors.js';
 import type { Store } from '../../store/index.js';
 import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
-import { UsageError, type CommandGroup } from './types.js';
+import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
   answerdesk action add --project <projectId> --file <action.json> [--json]
@@ -60,7 +60,7 @@ function readJson(path: string, what: string): unknown {
 
 async function add(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, file: { type: 'string' }, json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const file = required(option(cmd, 'file'), 'file', usage);
   const parsed = createActionBody.safeParse(readJson(file, 'file'));
@@ -79,7 +79,7 @@ async function add(args: string[]): Promise<number> {
 
 async function list(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const actions = await withStore(async (store) => {
     await getProject(store.db, projectId);
@@ -92,7 +92,7 @@ async function list(args: string[]): Promise<number> {
 
 async function test(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, args: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<actionId|name>' });
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   let input: unknown = {};
   const raw = option(cmd, 'args');
@@ -131,7 +131,7 @@ async function test(args: string[]): Promise<number> {
 
 async function remove(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' } }, usage, { min: 1, max: 1, names: '<actionId|name>' });
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const id = await withStore(async (store) => {
     await getProject(store.db, projectId);
@@ -143,32 +143,9 @@ async function remove(args: string[]): Promise<number> {
   return 0;
 }
 
-function help(): number {
-  process.stdout.write(usage);
-  return 0;
-}
-
-export const actionCommands: CommandGroup = {
+export const actionCommands = subcommandGroup({
   name: 'action',
   summary: "Add, list, test and delete a project's custom actions",
   usage,
-  async run([sub, ...rest]) {
-    switch (sub) {
-      case 'add':
-        return add(rest);
-      case 'list':
-        return list(rest);
-      case 'test':
-        return test(rest);
-      case 'delete':
-        return remove(rest);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        return help();
-      default:
-        throw new UsageError(`Unknown action command: ${sub}`, usage);
-    }
-  },
-};
+  subcommands: { add, list, test, delete: remove },
+});

@@ -1,6 +1,6 @@
 import { createKey, getProject, listKeys, revokeKey } from '../../api/projects/service.js';
 import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
-import { UsageError, type CommandGroup } from './types.js';
+import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
   answerdesk key create --project <projectId> [--kind public|secret] [--name <name>] [--json]
@@ -19,7 +19,7 @@ const KINDS = ['public', 'secret'] as const;
 
 async function create(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const kind = option(cmd, 'kind') ?? 'public';
   if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be "public" or "secret", not "${kind}"`, usage);
@@ -45,7 +45,7 @@ async function create(args: string[]): Promise<number> {
 
 async function list(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const keys = await withStore(async (store) => {
     await getProject(store.db, projectId);
@@ -62,7 +62,7 @@ async function list(args: string[]): Promise<number> {
 
 async function revoke(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<keyId>' });
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const key = await withStore(async (store) => {
     await getProject(store.db, projectId);
@@ -73,30 +73,9 @@ async function revoke(args: string[]): Promise<number> {
   return 0;
 }
 
-function help(): number {
-  process.stdout.write(usage);
-  return 0;
-}
-
-export const keyCommands: CommandGroup = {
+export const keyCommands = subcommandGroup({
   name: 'key',
   summary: "Create, list and revoke a project's API keys",
   usage,
-  async run([sub, ...rest]) {
-    switch (sub) {
-      case 'create':
-        return create(rest);
-      case 'list':
-        return list(rest);
-      case 'revoke':
-        return revoke(rest);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        return help();
-      default:
-        throw new UsageError(`Unknown key command: ${sub}`, usage);
-    }
-  },
-};
+  subcommands: { create, list, revoke },
+});

@@ -1,7 +1,7 @@
 import { projectSettingsSchema, type ProjectSettings } from '../../api/projects/schema.js';
 import { createProject, listProjects } from '../../api/projects/service.js';
 import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
-import { UsageError, type CommandGroup } from './types.js';
+import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
   answerdesk project create --name <name> [--settings <json>] [--json]
@@ -34,7 +34,7 @@ function parseSettings(raw: string | undefined): ProjectSettings | undefined {
 
 async function create(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { name: { type: 'string' }, settings: { type: 'string' }, json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const name = required(option(cmd, 'name'), 'name', usage);
   if (name.length > 200) throw new UsageError('--name is longer than 200 characters', usage);
   const settings = parseSettings(option(cmd, 'settings'));
@@ -58,7 +58,7 @@ async function create(args: string[]): Promise<number> {
 
 async function list(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { json: { type: 'boolean' } }, usage);
-  if (cmd.help) return help();
+  if (cmd.help) return printUsage(usage);
   const projects = await withStore((store) => listProjects(store.db));
   if (cmd.values.json) printJson({ projects });
   else if (projects.length === 0) process.stdout.write('No projects. Create one with: answerdesk project create --name <name>\n');
@@ -66,28 +66,9 @@ async function list(args: string[]): Promise<number> {
   return 0;
 }
 
-function help(): number {
-  process.stdout.write(usage);
-  return 0;
-}
-
-export const projectCommands: CommandGroup = {
+export const projectCommands = subcommandGroup({
   name: 'project',
   summary: 'Create and list projects',
   usage,
-  async run([sub, ...rest]) {
-    switch (sub) {
-      case 'create':
-        return create(rest);
-      case 'list':
-        return list(rest);
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        return help();
-      default:
-        throw new UsageError(`Unknown project command: ${sub}`, usage);
-    }
-  },
-};
+  subcommands: { create, list },
+});

@@ -23,3 +23,33 @@ export interface CommandGroup {
   usage: string;
   run(args: string[]): Promise<number>;
 }
+
+/**
+ * A group of named subcommands (`answerdesk key create …`): no subcommand, `help`, `--help` or `-h`
+ * prints the usage; an unknown one is a usage error.
+ */
+export function subcommandGroup(group: {
+  name: string;
+  summary: string;
+  usage: string;
+  subcommands: Record<string, (args: string[]) => Promise<number>>;
+}): CommandGroup {
+  const { name, summary, usage, subcommands } = group;
+  return {
+    name,
+    summary,
+    usage,
+    async run([sub, ...rest]) {
+      if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') return printUsage(usage);
+      const command = Object.hasOwn(subcommands, sub) ? subcommands[sub] : undefined;
+      if (!command) throw new UsageError(`Unknown ${name} command: ${sub}`, usage);
+      return command(rest);
+    },
+  };
+}
+
+/** Prints a group's usage for `--help`; exit code 0. */
+export function printUsage(usage: string): number {
+  process.stdout.write(usage);
+  return 0;
+}
