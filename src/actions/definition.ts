@@ -96,8 +96,8 @@ export function parseStoredHeaders(row: Pick<ActionRow, 'headers'>): StoredHeade
   return JSON.parse(row.headers) as StoredHeader[];
 }
 
-/** The row as an executable definition; decrypts the secret header values. */
-export function toDefinition(row: ActionRow, box: SecretBox): ActionDefinition {
+/** The fields every view of an action row shares, parsed from their stored JSON. */
+export function actionFields(row: ActionRow) {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -105,15 +105,22 @@ export function toDefinition(row: ActionRow, box: SecretBox): ActionDefinition {
     description: row.description,
     method: row.method,
     url: row.url,
-    headers: parseStoredHeaders(row).map((h) =>
-      h.secret ? { name: h.name, secret: true, value: box.open(h.enc, secretContext(row.id, h.name)) } : h,
-    ),
     parameters: JSON.parse(row.parameters) as JsonSchemaObject,
-    parametersText: row.parameters,
     query: row.query_params ? (JSON.parse(row.query_params) as string[]) : null,
     body: row.body_params ? (JSON.parse(row.body_params) as string[]) : null,
     examples: JSON.parse(row.examples) as string[],
     timeoutMs: row.timeout_ms,
     enabled: row.enabled === 1,
+  };
+}
+
+/** The row as an executable definition; decrypts the secret header values. */
+export function toDefinition(row: ActionRow, box: SecretBox): ActionDefinition {
+  return {
+    ...actionFields(row),
+    headers: parseStoredHeaders(row).map((h) =>
+      h.secret ? { name: h.name, secret: true, value: box.open(h.enc, secretContext(row.id, h.name)) } : h,
+    ),
+    parametersText: row.parameters,
   };
 }

@@ -1,13 +1,7 @@
-/** A knowledge passage as the `search_knowledge` tool returns it (see src/knowledge). */
-export interface HitLike {
-  chunkId: string;
-  sourceId: string;
-  title: string;
-  url: string | null;
-  headingPath: string[];
-  text: string;
-  score: number;
-}
+import type { KnowledgeHit } from '../knowledge/types.js';
+
+/** A knowledge passage as the `search_knowledge` tool returns it: the contract of src/knowledge. */
+export type HitLike = KnowledgeHit;
 
 /** A cited source as stored on the assistant message and sent as a source part. */
 export interface CitedSource {

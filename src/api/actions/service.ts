@@ -3,6 +3,7 @@ import {
   RESERVED_HEADERS,
   SECRET_MASK,
   isSensitiveHeaderName,
+  actionFields,
   parseStoredHeaders,
   secretContext,
   toDefinition,
@@ -26,23 +27,8 @@ type HeaderInput = CreateActionBody['headers'][string];
 export function toAction(row: ActionRow): Action {
   const headers: Action['headers'] = {};
   for (const h of parseStoredHeaders(row)) headers[h.name] = h.secret ? { value: SECRET_MASK, secret: true } : { value: h.value, secret: false };
-  return {
-    id: row.id,
-    projectId: row.project_id,
-    name: row.name,
-    description: row.description,
-    method: row.method,
-    url: row.url,
-    headers,
-    parameters: JSON.parse(row.parameters) as Record<string, unknown>,
-    query: row.query_params ? (JSON.parse(row.query_params) as string[]) : null,
-    body: row.body_params ? (JSON.parse(row.body_params) as string[]) : null,
-    examples: JSON.parse(row.examples) as string[],
-    timeoutMs: row.timeout_ms,
-    enabled: row.enabled === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return { ...actionFields(row), headers, createdAt: row.created_at, updatedAt: row.updated_at };
+
 }
 
 /**
