@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { announceReady } from './lib.js';
 import { buildApp } from '../src/app.js';
-import { createProject } from '../src/api/projects/service.js';
 import { loadConfig } from '../src/config.js';
-import { openDeps } from '../src/server.js';
+import { openDeps } from '../src/deps.js';
+import { createProject } from '../src/projects/projects.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'answerdesk-bench-agent-'));
 const config = loadConfig({
@@ -19,6 +19,9 @@ const config = loadConfig({
   DATABASE_URL: process.env.BENCH_DATABASE_URL ?? `sqlite:${join(dir, 'bench.db')}`,
   ANSWERDESK_DEMO: 'false',
   LOG_LEVEL: 'warn',
+  // 2,000 answers of one project are held open at once: above the default per-project cap.
+  ANSWERDESK_MAX_ANSWERS: process.env.ANSWERDESK_MAX_ANSWERS ?? '10000',
+  ANSWERDESK_MAX_ANSWERS_PER_PROJECT: process.env.ANSWERDESK_MAX_ANSWERS_PER_PROJECT ?? '10000',
 });
 const deps = await openDeps(config);
 const created = await createProject(deps.store.db, {

@@ -7,11 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../src/app.js';
-import { createConversation, appendMessage } from '../src/api/conversations/service.js';
-import { createProject } from '../src/api/projects/service.js';
 import { loadConfig } from '../src/config.js';
-import { openDeps } from '../src/server.js';
+import { openDeps } from '../src/deps.js';
 import { announceReady } from './lib.js';
+import { createProject } from '../src/projects/projects.js';
+import { createConversation } from '../src/conversations/conversations.js';
+import { appendMessage } from '../src/conversations/messages.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'answerdesk-bench-'));
 const config = loadConfig({

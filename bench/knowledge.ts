@@ -2,28 +2,32 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createSource } from '../src/api/knowledge/service.js';
-import { createProject } from '../src/api/projects/service.js';
 import { loadConfig } from '../src/config.js';
-import type { AppDeps } from '../src/http/context.js';
+import { createDeps } from '../src/deps.js';
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
-import { knowledgeFor } from '../src/knowledge/runtime.js';
+import { DocumentParser } from '../src/knowledge/parser.js';
+import { createSource } from '../src/knowledge/sources.js';
 import { base62 } from '../src/lib/ids.js';
 import { createRateLimiter } from '../src/limits/index.js';
+import { createProject } from '../src/projects/projects.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { answerRank, loadCorpus, retrievalScores } from '../test/support/corpus.js';
+import { helpManual } from '../test/support/knowledge.js';
 
 /**
  * Knowledge benchmark: ingests a generated corpus (BENCH_KNOWLEDGE_PAGES pages, default 2,000, of 25
  * sections each: ≥ 50,000 chunks), reports ingestion throughput and search latency p50/p99 on SQLite
  * and, when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a PostgreSQL server, on PostgreSQL; then
  * retrieval quality (hit@1, hit@3, MRR) on the public-domain corpus under test/fixtures/knowledge,
- * full text alone and, when ANSWERDESK_EMBEDDING_MODEL is set, fused with embeddings.
+ * full text alone and, when ANSWERDESK_EMBEDDING_MODEL is set, fused with embeddings; and the
+ * longest the event loop stalls while one large Markdown document (BENCH_KNOWLEDGE_DOC_MB, default
+ * 19) is ingested, with the document read on the main thread (as before) and in the parser's worker.
  */
 
 const PAGES = Number(process.env.BENCH_KNOWLEDGE_PAGES ?? 2000);
 const SECTIONS = 25;
 const QUERIES = 1000;
+const DOC_MB = Number(process.env.BENCH_KNOWLEDGE_DOC_MB ?? 19);
 
 /** A deterministic pseudo-random source so every run indexes the same text. */
 function rng(seed: number) {
@@ -70,7 +74,7 @@ async function openBench(kind: 'sqlite' | 'postgres', url: string) {
   const dbUrl = kind === 'sqlite' ? `sqlite:${join(dir!, 'bench.db')}` : url;
   const store = await openStore(dbUrl, { schema });
   const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent', ANSWERDESK_DEMO: 'false' });
-  const deps: AppDeps = { config, store, limiter: await createRateLimiter(undefined) };
+  const deps = createDeps(config, store, await createRateLimiter(undefined));
   return {
     deps,
     async close() {
@@ -118,7 +122,7 @@ async function scale(kind: 'sqlite' | 'postgres', url: string) {
       .executeTakeFirstOrThrow();
     const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('status', '=', 'failed').execute();
 
-    const search = knowledgeFor(deps).search;
+    const search = deps.knowledge.search;
     const queryRandom = rng(7);
     const queries = Array.from({ length: QUERIES }, (_, q) => {
       const i = Math.floor(queryRandom() * PAGES);
@@ -161,7 +165,8 @@ async function scale(kind: 'sqlite' | 'postgres', url: string) {
 async function quality(kind: 'sqlite' | 'postgres', url: string, withEmbeddings: boolean) {
   const bench = await openBench(kind, url);
   const env = withEmbeddings ? {} : { ANSWERDESK_EMBEDDING_MODEL: undefined };
-  const deps: AppDeps = { ...bench.deps, config: { ...bench.deps.config, ...env } };
+  // The knowledge runtime is built from the config: a config without the embedding model, a runtime without the embedder.
+  const deps = createDeps({ ...bench.deps.config, ...env }, bench.deps.store, bench.deps.limiter);
   try {
     const { project } = await createProject(deps.store.db, { name: 'quality' });
     const corpus = await loadCorpus();
@@ -174,7 +179,7 @@ async function quality(kind: 'sqlite' | 'postgres', url: string, withEmbeddings:
     await worker.stop();
     const ranks: Array<number | null> = [];
     for (const question of corpus.questions) {
-      const results = await knowledgeFor(deps).search.search(project.id, question.q, 10);
+      const results = await deps.knowledge.search.search(project.id, question.q, 10);
       ranks.push(answerRank(question, results, (doc) => sourceByDoc.get(doc)!));
     }
     const scores = retrievalScores(ranks);
@@ -185,6 +190,70 @@ async function quality(kind: 'sqlite' | 'postgres', url: string, withEmbeddings:
       hitAt1: Number(scores.hitAt1.toFixed(3)),
       hitAt3: Number(scores.hitAt3.toFixed(3)),
       mrr: Number(scores.mrr.toFixed(3)),
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+/**
+ * The longest the event loop was late: a 10 ms ticker notes the largest gap between its ticks, up
+ * to the moment it is stopped (perf_hooks' histogram has no sample at all when the loop never got a
+ * turn, which is the worst case).
+ */
+function stallMeter() {
+  const every = 10;
+  let last = performance.now();
+  let worst = 0;
+  const gaps: number[] = [];
+  const note = () => {
+    const now = performance.now();
+    const late = Math.max(0, now - last - every);
+    worst = Math.max(worst, late);
+    gaps.push(late);
+    last = now;
+  };
+  const timer = setInterval(note, every);
+  return {
+    stop() {
+      clearInterval(timer);
+      note();
+      gaps.sort((a, b) => a - b);
+      return { maxMs: Math.round(worst), p99Ms: Math.round(percentile(gaps, 99)) };
+    },
+  };
+}
+
+/**
+ * Ingests one large Markdown document from upload to searchable while a histogram records how late
+ * the event loop ran (what a health check or an answer waiting on this node would feel).
+ */
+async function eventLoopDuringIngest(kind: 'sqlite' | 'postgres', url: string, reading: 'main thread' | 'worker thread', text: string) {
+  const bench = await openBench(kind, url);
+  const { deps } = bench;
+  // The runtime's parser, replaced for the "before" row by one that never leaves the main thread.
+  const runtime = deps.knowledge;
+  if (reading === 'main thread') runtime.parser = new DocumentParser({ offThreadMinSize: Infinity });
+  try {
+    const { project } = await createProject(deps.store.db, { name: 'big document' });
+    const worker = startKnowledgeWorker(deps, { pollMs: 20 });
+    const meter = stallMeter();
+    const started = performance.now();
+    await createSource(deps, project.id, { type: 'markdown', payload: text });
+    await waitAllReady(deps.store, project.id);
+    const seconds = (performance.now() - started) / 1000;
+    const stall = meter.stop();
+    await worker.stop();
+    await runtime.parser.close();
+    const chunks = await deps.store.db.selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('project_id', '=', project.id).executeTakeFirstOrThrow();
+    return {
+      database: kind,
+      reading,
+      documentMB: Number((text.length / 1024 / 1024).toFixed(1)),
+      chunks: Number(chunks.n),
+      ingestSeconds: Number(seconds.toFixed(1)),
+      maxEventLoopDelayMs: stall.maxMs,
+      p99EventLoopDelayMs: stall.p99Ms,
     };
   } finally {
     await bench.close();
@@ -210,4 +279,12 @@ export async function run(): Promise<void> {
   console.log('Retrieval quality on test/fixtures/knowledge (public domain):');
   console.table(quality_rows);
   if (!embeddings) console.log('With embeddings: unavailable (set ANSWERDESK_EMBEDDING_MODEL and its provider settings to measure).');
+
+  const text = helpManual(DOC_MB * 1024 * 1024);
+  const stall_rows = [];
+  for (const [kind, url] of targets) {
+    for (const reading of ['main thread', 'worker thread'] as const) stall_rows.push(await eventLoopDuringIngest(kind, url, reading, text));
+  }
+  console.log(`Event loop during the ingestion of one ${DOC_MB} MB Markdown document (before: read on the main thread; after: in a worker thread):`);
+  console.table(stall_rows);
 }

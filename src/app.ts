@@ -1,14 +1,21 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance } from 'fastify';
-import pino from 'pino';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { base62 } from './lib/ids.js';
-import { CacheGroup } from './lib/ttl-cache.js';
+import pino from 'pino';
+import pretty from 'pino-pretty';
+import { defaultMaxAnswers, InFlightAnswers } from './agent/in-flight.js';
+import type { Config } from './config.js';
+import type { AppDeps } from './deps.js';
 import { AccessLog } from './http/access-log.js';
-import { registerAuth } from './http/auth.js';
-import type { AppDeps } from './http/context.js';
-import { registerErrorHandling } from './http/errors.js';
+import { isAdminRoute, registerAuth } from './http/auth.js';
+import { proxyTrust } from './http/client-address.js';
+import { answerUnroutable, registerErrorHandling } from './http/errors.js';
+import { registerNulGuard } from './http/nul-guard.js';
 import { registerOpenApi } from './http/openapi.js';
+import { ServiceUnavailable } from './lib/errors.js';
+import { base62 } from './lib/ids.js';
+import { serializeError } from './lib/log-error.js';
+import { CacheGroup } from './lib/ttl-cache.js';
 import { routes } from './routes.js';
 
 export interface BuildOptions {
@@ -29,6 +36,38 @@ const EXPOSED_HEADERS = [
 /** Body limit of every route but send-message (which allows 1 MiB). */
 export const DEFAULT_BODY_LIMIT = 100 * 1024;
 
+/** Logs what the database pool and the rate-limit store report outside any request. */
+function reportInfrastructure(app: FastifyInstance, deps: AppDeps): void {
+  const unsubscribe = [
+    deps.store.onConnectionLost((err) =>
+      app.log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, 'database connection lost; the next query opens a new one'),
+    ),
+    deps.limiter.onFallback((event) => {
+      if (event.type === 'fallback') {
+        app.log.warn({ redis: event.status, error: event.error }, "Redis unavailable: rate limits are counted in this node's memory until it answers");
+      } else {
+        app.log.info('Redis answers again: rate limits are shared by all nodes again');
+      }
+    }),
+  ];
+  app.addHook('onClose', async () => {
+    for (const stop of unsubscribe) stop();
+  });
+}
+
+/**
+ * Where log lines go: JSON, one object a line, for whatever collects them; or, for a person at a
+ * terminal (LOG_FORMAT=pretty, or auto with stdout a TTY), pino-pretty's readable lines. JSON writes
+ * are buffered and asynchronous: a synchronous write per line cost about a third of the throughput
+ * of a cheap endpoint (npm run bench api). Both are flushed on shutdown.
+ */
+export function logDestination(format: Config['LOG_FORMAT'], terminal = process.stdout.isTTY === true): pino.DestinationStream {
+  if (format === 'pretty' || (format === 'auto' && terminal)) {
+    return pretty({ colorize: terminal, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  }
+  return pino.destination({ dest: 1, sync: false });
+}
+
 /** Builds the whole HTTP app around already-opened infrastructure (store, limiter). */
 export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -48,28 +87,34 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
               ],
               censor: '[redacted]',
             },
-            // Buffered, asynchronous writes: a synchronous write per log line cost about a third of
-            // the throughput of a cheap endpoint (npm run bench api). Flushed on shutdown.
-            ...(typeof options.logger === 'object' && 'stream' in options.logger
-              ? {}
-              : { stream: pino.destination({ dest: 1, sync: false }) }),
+            // Errors are logged by what went wrong, never by what they were about (src/lib/log-error.ts).
+            serializers: { err: (err: FastifyError) => serializeError(err) as { type: string; message: string; stack: string } },
+            ...(typeof options.logger === 'object' && 'stream' in options.logger ? {} : { stream: logDestination(deps.config.LOG_FORMAT) }),
             ...(typeof options.logger === 'object' ? options.logger : {}),
           },
     bodyLimit: DEFAULT_BODY_LIMIT,
-    trustProxy: deps.config.TRUST_PROXY,
+    trustProxy: proxyTrust(deps.config.TRUST_PROXY),
     requestIdHeader: false,
     genReqId: () => `req_${base62(16)}`,
     logController: new AccessLog(),
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: (err, request, reply) => void answerUnroutable(err, request, reply),
+    // A request that reaches a closing node gets our own 503 (see the draining hook below).
+    return503OnClosing: false,
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorate('deps', deps);
   app.decorate('caches', new CacheGroup(deps.config.ANSWERDESK_CACHE_TTL_MS));
+  const maxAnswers = deps.config.ANSWERDESK_MAX_ANSWERS ?? defaultMaxAnswers();
+  const maxPerProject = Math.min(maxAnswers, deps.config.ANSWERDESK_MAX_ANSWERS_PER_PROJECT ?? Math.ceil(maxAnswers / 2));
+  app.decorate('answers', new InFlightAnswers(maxAnswers, maxPerProject));
+  reportInfrastructure(app, deps);
   // Admin writes are rare and change what the caches hold (keys, settings, skills): drop them all.
+  // The matched route says what was written, however the path was spelled.
   app.addHook('onResponse', async (request, reply) => {
-    if (request.method !== 'GET' && reply.statusCode < 400 && request.url.startsWith('/api/v1/admin/')) app.caches.clear();
+    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && isAdminRoute(request)) app.caches.clear();
   });
 
   // An empty JSON body means "no body" (POST /chat/conversations has an optional one).
@@ -83,6 +128,13 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  // Once the node is closing, requests still arriving on open connections are turned away before
+  // they touch the database, so the load balancer sends them elsewhere. Liveness still answers.
+  let draining = false;
+  app.addHook('preClose', async () => void (draining = true));
+  app.addHook('onRequest', async (request) => {
+    if (draining && request.url.split('?', 1)[0] !== '/health') throw ServiceUnavailable();
+  });
   await app.register(cors, {
     origin: true,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
@@ -91,6 +143,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
     maxAge: 600,
   });
   registerErrorHandling(app);
+  registerNulGuard(app);
   registerAuth(app);
   await registerOpenApi(app);
   await app.register(routes);

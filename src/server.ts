@@ -1,26 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { prepareSecretKey } from './actions/secret-box.js';
+import { AnswerInterruptedError } from './agent/in-flight.js';
 import { buildApp } from './app.js';
-import { createProject, listProjects } from './api/projects/service.js';
 import type { Config } from './config.js';
-import type { AppDeps } from './http/context.js';
+import { openDeps, type AppDeps } from './deps.js';
 import { addProjectDocs } from './knowledge/demo.js';
-import { startKnowledgeWorker } from './knowledge/jobs.js';
-import { createRateLimiter } from './limits/index.js';
-import { openStore } from './store/index.js';
-
-/** Opens the infrastructure named by the config (database, rate-limit store). */
-export async function openDeps(config: Config): Promise<AppDeps> {
-  const store = await openStore(config.DATABASE_URL);
-  try {
-    const limiter = await createRateLimiter(config.REDIS_URL);
-    return { config, store, limiter };
-  } catch (err) {
-    await store.close();
-    throw err;
-  }
-}
+import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
+import { createProject, listProjects } from './projects/projects.js';
 
 export interface DemoProject {
   projectId: string;
@@ -61,39 +48,100 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log });
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
-  if (demo) printDemo(base, demo);
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down');
-    await app.close();
-    // Logs are written asynchronously: let the last lines reach stdout before exiting.
-    await new Promise<void>((resolve) => (app.log as Logger).flush(() => resolve()));
-    await knowledgeWorker.stop();
-    await deps.limiter.close();
-    await deps.store.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void shutdown('SIGINT'));
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.stderr.write(startBanner(base, demo, config));
+  shutDownOnSignals(app, deps, knowledgeWorker);
   return app;
 }
 
-function printDemo(base: string, demo: DemoProject): void {
-  // Printed once, to the terminal of whoever ran the first start: keys are never logged.
-  process.stdout.write(
-    [
+/** After the answers are stored, how long their responses may take to reach slow clients. */
+const RESPONSE_GRACE_MS = 2000;
+
+/**
+ * SIGTERM or SIGINT drains the node: it stops listening, turns away requests on open connections
+ * (503), puts a crawl in progress back in the queue, and lets open answers finish and be stored.
+ * Answers still running after ANSWERDESK_SHUTDOWN_TIMEOUT_MS are stopped: each ends with an error
+ * chunk, is stored as failed and releases its conversation, so nothing stays "busy" after the
+ * restart. A second signal (an impatient orchestrator, a repeated Ctrl-C) does not cut the drain
+ * short; a third stops the open answers at once in the same way.
+ */
+function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker: KnowledgeWorker): void {
+  const answers = app.answers;
+  const timeoutMs = deps.config.ANSWERDESK_SHUTDOWN_TIMEOUT_MS;
+  let signals = 0;
+
+  const drain = async (signal: string) => {
+    app.log.info({ signal, answers: answers.size, timeoutMs }, 'shutting down: finishing open answers');
+    const workerStopped = knowledgeWorker.stop();
+    const closed = app.close();
+    const deadline = setTimeout(() => {
+      app.log.warn({ answers: answers.size }, 'shutdown deadline reached: stopping open answers');
+      answers.abortAll(new AnswerInterruptedError('Shutdown deadline reached'));
+    }, timeoutMs);
+    await answers.idle();
+    clearTimeout(deadline);
+    // Every answer is stored; their last bytes may still be on the way to slow readers.
+    app.server.closeIdleConnections();
+    const grace = setTimeout(() => app.server.closeAllConnections(), RESPONSE_GRACE_MS);
+    await closed;
+    clearTimeout(grace);
+    await workerStopped;
+    await deps.limiter.close();
+    await deps.store.close();
+    app.log.info('shut down');
+    // Logs are written asynchronously: let the last lines reach stdout before exiting.
+    await new Promise<void>((resolve) => (app.log as Logger).flush(() => resolve()));
+    process.exit(0);
+  };
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) {
+      void drain(signal).catch((err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        (app.log as Logger).flush(() => process.exit(1));
+      });
+    } else if (signals === 2) {
+      app.log.warn({ signal, answers: answers.size }, 'already shutting down; a third signal stops open answers now');
+    } else {
+      app.log.warn({ signal, answers: answers.size }, 'stopping open answers now');
+      answers.abortAll(new AnswerInterruptedError('Stopped by signal'));
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+/**
+ * What a person starting the server needs, on standard error, so it never mixes with the log
+ * lines on standard output (JSON for collectors, readable lines on a terminal). On the first start
+ * it holds the demo project's keys: printed once, never logged.
+ */
+export function startBanner(base: string, demo: DemoProject | null, config: Pick<Config, 'ANSWERDESK_ADMIN_TOKEN'>): string {
+  const api = `${base}/api/v1`;
+  const lines = ['', `AnswerDesk is running at ${base}`, `  API          ${api}  (reference: ${base}/docs)`];
+  if (demo) {
+    lines.push(
       '',
-      'AnswerDesk demo project created (shown once, keep it):',
+      'Demo project created. Its keys are shown only now; keep them:',
       `  project id   ${demo.projectId}`,
       `  public key   ${demo.publicKey}`,
       `  secret key   ${demo.secretKey}`,
       `  HMAC secret  ${demo.hmacSecret}`,
-      `  API          ${base}/api/v1`,
-      `  API docs     ${base}/docs`,
       `  demo page    ${base}/demo?key=${demo.publicKey}`,
       '',
-    ].join('\n') + '\n',
+      'Try it:',
+      `  export API=${api} KEY=${demo.publicKey} SECRET=${demo.secretKey} PROJECT=${demo.projectId} HMAC_SECRET=${demo.hmacSecret}`,
+      '  curl -s -X POST $API/chat/conversations -H "x-api-key: $KEY"',
+      '  curl -s $API/admin/projects/$PROJECT -H "authorization: Bearer $SECRET"   # admin API, this project',
+    );
+  }
+  lines.push(
+    '',
+    config.ANSWERDESK_ADMIN_TOKEN
+      ? `Admin API    ${api}/admin with "authorization: Bearer $ANSWERDESK_ADMIN_TOKEN" (every project), or a project's secret key`
+      : `Admin API    ${api}/admin with a project's secret key; set ANSWERDESK_ADMIN_TOKEN (16+ characters) for every project`,
+    'CLI          npx answerdesk --help   (projects, keys, knowledge, actions, skills, conversations, analytics)',
+    '',
   );
+  return `${lines.join('\n')}\n`;
 }

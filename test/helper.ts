@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
-import { createProject as createProjectRow, type CreatedProject } from '../src/api/projects/service.js';
-import type { ProjectSettings } from '../src/api/projects/schema.js';
 import { loadConfig, type Config } from '../src/config.js';
-import type { AppDeps } from '../src/http/context.js';
+import { createDeps, type AppDeps } from '../src/deps.js';
 import { base62 } from '../src/lib/ids.js';
 import { createRateLimiter } from '../src/limits/index.js';
-import { openStore } from '../src/store/index.js';
+import type { ProjectSettings } from '../src/projects/project.js';
+import { createProject as createProjectRow, type CreatedProject } from '../src/projects/projects.js';
+import { openStore, storeOptions } from '../src/store/index.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -44,6 +44,8 @@ export interface TestAppOptions {
   store?: AppDeps['store'];
   env?: Record<string, string>;
   logger?: boolean | Record<string, unknown>;
+  /** PostgreSQL: application_name of the app's connections, to find them in pg_stat_activity. */
+  applicationName?: string;
 }
 
 /**
@@ -63,9 +65,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     ...options.env,
   });
   const schema = dialect.name === 'postgres' && !options.store ? `t_${base62(12).toLowerCase()}` : undefined;
-  const store = options.store ?? (await openStore(dialect.url, { schema }));
-  const limiter = await createRateLimiter(options.redisUrl, options.redisPrefix ?? `test:${base62(10)}`);
-  const deps: AppDeps = { config, store, limiter };
+  const store = options.store ?? (await openStore(dialect.url, { schema, applicationName: options.applicationName, ...storeOptions(config) }));
+  const limiter = await createRateLimiter(options.redisUrl, options.redisPrefix ?? `test:${base62(10)}`, {
+    connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
+    commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+  });
+  const deps = createDeps(config, store, limiter);
   const app = await buildApp(deps, { logger: options.logger ?? false });
   await app.ready();
   return {

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac } from '../../test/identity.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
-import type { CreatedProject } from '../api/projects/service.js';
+import type { CreatedProject } from '../projects/projects.js';
 import { secretContext } from './definition.js';
 import { secretBox } from './secret-box.js';
 
@@ -47,17 +47,20 @@ describe.each(dialects)('actions in answers on $name', (dialect) => {
       },
       logger: { level: 'trace', stream: { write: (line: string) => logs.push(line) } },
     });
+  });
+  afterAll(async () => {
+    await t.close();
+    await ep.close();
+    await fake.close();
+  });
+  // Each test its own projects with one action each: an action a test adds is not offered in the next.
+  beforeEach(async () => {
     viaFake = await createProject(t, { model: 'openai-compatible:fake' }, 'Fake');
     viaBuiltin = await createProject(t, { model: 'builtin' }, 'Builtin');
     for (const p of [viaFake, viaBuiltin]) {
       const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/actions`, headers: adminAuth(), payload: trackOrder() });
       expect(res.statusCode, res.body).toBe(201);
     }
-  });
-  afterAll(async () => {
-    await t.close();
-    await ep.close();
-    await fake.close();
   });
 
   async function conversation(p: CreatedProject, endUserExternalId?: string): Promise<string> {

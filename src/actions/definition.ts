@@ -84,14 +84,6 @@ export function secretContext(actionId: string, headerName: string): string {
   return `action:${actionId}:header:${headerName.toLowerCase()}`;
 }
 
-export function sealHeaders(box: SecretBox, actionId: string, headers: ActionHeader[]): StoredHeader[] {
-  return headers.map((h) =>
-    h.secret
-      ? { name: h.name, secret: true, enc: box.seal(h.value, secretContext(actionId, h.name)) }
-      : { name: h.name, secret: false, value: h.value },
-  );
-}
-
 export function parseStoredHeaders(row: Pick<ActionRow, 'headers'>): StoredHeader[] {
   return JSON.parse(row.headers) as StoredHeader[];
 }

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
-import type { CreatedProject } from '../api/projects/service.js';
-import { loadAction } from '../api/actions/service.js';
+import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import type { CreatedProject } from '../projects/projects.js';
+import { loadAction } from './actions.js';
 import { executeAction } from './execute.js';
 import { MAX_MODEL_CHARS } from './response.js';
 import { secretBox } from './secret-box.js';
@@ -26,6 +26,9 @@ describe.each(dialects)('action calls on $name', (dialect) => {
       env: { ANSWERDESK_SECRET_KEY: SECRET_KEY, ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' },
       logger: { level: 'trace', stream: { write: (line: string) => logs.push(line) } },
     });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     p = await createProject(t);
   });
   afterAll(async () => {
@@ -240,6 +243,9 @@ describe.each(dialects)('the SSRF guard on action calls on $name', (dialect) => 
     ep = await startActionEndpoint();
     // Guard on: ANSWERDESK_ALLOW_PRIVATE_NETWORK is not set.
     t = await createTestApp({ dialect, env: { ANSWERDESK_SECRET_KEY: SECRET_KEY } });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     p = await createProject(t);
   });
   afterAll(async () => {

@@ -2,13 +2,14 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { ErrorDetail } from '../lib/errors.js';
-import { newId, now } from '../lib/ids.js';
 import { safeFetch, SafeFetchError, type AddressPolicy, type SafeFetchErrorCode } from '../net/safe-fetch.js';
 import type { Database } from '../store/index.js';
+import { recordCall } from './calls.js';
 import { SECRET_MASK, type ActionDefinition } from './definition.js';
 import { checkArguments } from './json-schema.js';
-import { ArgumentError, composeHeaders, prepareRequest, redact, secretValues, type CallIdentity } from './request.js';
-import { decodeBody, MAX_RESPONSE_BYTES, textForModel } from './response.js';
+import { SecretMasker } from './masking.js';
+import { ArgumentError, composeHeaders, prepareRequest, secretValues, type CallIdentity } from './request.js';
+import { decodeBody, maskBody, MAX_RESPONSE_BYTES, textForModel } from './response.js';
 
 /** Characters of the response body a test run shows (the model gets its own, shorter cut). */
 export const MAX_SHOWN_BODY_CHARS = 64 * 1024;
@@ -89,9 +90,9 @@ function headerPairs(headers: Headers): Array<[string, string]> {
   return pairs;
 }
 
-function showHeaders(headers: Iterable<[string, string]>, masked: Set<string>, secrets: string[]): Record<string, string> {
+function showHeaders(headers: Iterable<[string, string]>, masked: Set<string>, masker: SecretMasker): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of headers) out[name] = masked.has(name) ? SECRET_MASK : redact(value, secrets);
+  for (const [name, value] of headers) out[name] = masked.has(name) ? SECRET_MASK : masker.maskText(value);
   return out;
 }
 
@@ -104,7 +105,7 @@ function showHeaders(headers: Iterable<[string, string]>, masked: Set<string>, s
  */
 export async function executeAction(action: ActionDefinition, args: unknown, options: ExecuteOptions): Promise<ActionCallResult> {
   const started = performance.now();
-  const secrets = secretValues(action, options.identity);
+  const masker = new SecretMasker(secretValues(action, options.identity));
   const elapsed = () => Math.round(performance.now() - started);
   let result: ActionCallResult;
 
@@ -134,9 +135,9 @@ export async function executeAction(action: ActionDefinition, args: unknown, opt
   for (const h of action.headers) if (!h.secret) masked.delete(h.name.toLowerCase());
   const request: ShownRequest = {
     method: prepared.method,
-    url: redact(prepared.url, secrets),
-    headers: showHeaders(headers, masked, secrets),
-    body: prepared.body === undefined ? null : redact(prepared.body, secrets),
+    url: masker.maskText(prepared.url),
+    headers: showHeaders(headers, masked, masker),
+    body: prepared.body === undefined ? null : masker.maskText(prepared.body),
   };
 
   try {
@@ -153,15 +154,16 @@ export async function executeAction(action: ActionDefinition, args: unknown, opt
       stripOnCrossOrigin: [...headers.keys()].filter((n) => !['accept', 'user-agent', 'content-type'].includes(n)),
     });
     const contentType = res.headers.get('content-type');
-    const text = redact(decodeBody(res.body, contentType), secrets);
-    const forModel = textForModel(text, contentType);
+    const body = maskBody(decodeBody(res.body, contentType), contentType, masker);
+    const text = body.text;
+    const forModel = textForModel(body);
     result = {
       ok: res.status < 400,
       error: null,
       request,
       response: {
         status: res.status,
-        headers: showHeaders(headerPairs(res.headers), new Set(['set-cookie']), secrets),
+        headers: showHeaders(headerPairs(res.headers), new Set(['set-cookie']), masker),
         contentType,
         body: text.length > MAX_SHOWN_BODY_CHARS ? text.slice(0, MAX_SHOWN_BODY_CHARS) : text,
         truncated: res.truncated,
@@ -190,21 +192,16 @@ async function record(action: ActionDefinition, result: ActionCallResult, option
     'action call',
   );
   try {
-    await options.db
-      .insertInto('action_calls')
-      .values({
-        id: newId('call'),
-        project_id: action.projectId,
-        action_id: action.id,
-        conversation_id: options.conversationId ?? null,
-        source: options.source,
-        outcome: result.ok ? 'ok' : 'error',
-        http_status: status,
-        latency_ms: result.latencyMs,
-        error: error ? error.slice(0, 1000) : null,
-        created_at: now(),
-      })
-      .execute();
+    await recordCall(options.db, {
+      project_id: action.projectId,
+      action_id: action.id,
+      conversation_id: options.conversationId ?? null,
+      source: options.source,
+      outcome: result.ok ? 'ok' : 'error',
+      http_status: status,
+      latency_ms: result.latencyMs,
+      error: error ? error.slice(0, 1000) : null,
+    });
   } catch (err) {
     options.log?.warn({ err, actionId: action.id }, 'could not record the action call');
   }

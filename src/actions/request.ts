@@ -141,21 +141,10 @@ export function composeHeaders(
   return headers;
 }
 
-export const MIN_REDACTED_LENGTH = 4;
-
-/** Every value that must never be shown: secret header values and user-token values. */
+/**
+ * Every value that must never be shown: secret header values and user-token values (see
+ * SecretMasker for the forms they are looked for in).
+ */
 export function secretValues(action: Pick<ActionDefinition, 'headers'>, identity: CallIdentity): string[] {
-  const values = [...action.headers.filter((h) => h.secret).map((h) => h.value), ...Object.values(identity.userTokens)];
-  // Also the JSON-escaped form, for endpoints that echo a value inside a JSON string. Values under
-  // 4 characters are left alone: masking every "1" in a response would make it unreadable.
-  const forms = values.filter((v) => v.length >= MIN_REDACTED_LENGTH).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
-  // Longest first, so a secret that contains another is replaced whole.
-  return [...new Set(forms)].sort((x, y) => y.length - x.length);
-}
-
-/** Replaces every occurrence of each secret in `text` with the mask. */
-export function redact(text: string, secrets: readonly string[], mask = '********'): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(mask);
-  return out;
+  return [...action.headers.filter((h) => h.secret).map((h) => h.value), ...Object.values(identity.userTokens)];
 }

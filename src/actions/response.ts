@@ -1,3 +1,6 @@
+import { stripNul, stripNulDeep } from '../lib/nul.js';
+import type { SecretMasker } from './masking.js';
+
 /** Bytes read from an action endpoint at most; the rest of a larger response is dropped. */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** Characters of response text handed to the model at most (tool results travel in every later step). */
@@ -29,24 +32,49 @@ function cap(text: string, max: number): { text: string; cut: boolean } {
   return { text: text.slice(0, end) + TRUNCATION_NOTE, cut: true };
 }
 
+/** A response body once every secret in it is masked (and U+0000 removed: it cannot be stored). */
+export interface MaskedBody {
+  /** The body as it arrived, masked; re-serialized from `json` when masking the text missed something the decoded value showed. */
+  text: string;
+  /** The parsed body with every string masked, when it is JSON. */
+  json: { value: unknown } | null;
+}
+
 /**
- * What the model reads of a response: JSON pretty-printed when that fits, compacted when not, and
- * any text with runs of blank space collapsed; always at most MAX_MODEL_CHARS characters. A JSON
- * body that arrived cut (over 1 MiB) cannot be parsed and is handed over as text.
+ * Masks a response body twice: on the text as it arrived (escaped, percent-encoded or base64 forms
+ * of a secret included), and, when it is JSON, on the decoded value the model reads, so a secret
+ * escaped twice (JSON text inside a JSON string) is caught as well. A JSON body that arrived cut
+ * (over 1 MiB) cannot be parsed and is treated as text.
  */
-export function textForModel(raw: string, contentType: string | null, max = MAX_MODEL_CHARS): { text: string; cut: boolean } {
-  const trimmed = raw.trim();
+export function maskBody(raw: string, contentType: string | null, masker: SecretMasker): MaskedBody {
+  const text = stripNul(masker.maskText(raw));
+  const trimmed = text.trim();
   if (isJsonType(contentType) || /^[[{]/.test(trimmed)) {
     try {
-      const value: unknown = JSON.parse(trimmed);
-      const pretty = JSON.stringify(value, null, 2);
-      if (pretty.length <= max) return { text: pretty, cut: false };
-      return cap(JSON.stringify(value), max);
+      const parsed: unknown = JSON.parse(trimmed);
+      const value = stripNulDeep(masker.maskValue(parsed));
+      // The decoded pass found what the text pass did not: show the masked value, not the text.
+      const same = JSON.stringify(value) === JSON.stringify(parsed);
+      return { text: same ? text : JSON.stringify(value), json: { value } };
     } catch {
-      // Not JSON after all (or cut short): fall through to text.
+      // Not JSON after all (or cut short): text.
     }
   }
-  const text = trimmed
+  return { text, json: null };
+}
+
+/**
+ * What the model reads of a (masked) response: JSON pretty-printed when that fits, compacted when
+ * not, and any text with runs of blank space collapsed; always at most MAX_MODEL_CHARS characters.
+ */
+export function textForModel(body: MaskedBody, max = MAX_MODEL_CHARS): { text: string; cut: boolean } {
+  if (body.json) {
+    const pretty = JSON.stringify(body.json.value, null, 2);
+    if (pretty.length <= max) return { text: pretty, cut: false };
+    return cap(JSON.stringify(body.json.value), max);
+  }
+  const text = body.text
+    .trim()
     .replace(/\r\n?/g, '\n')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n{3,}/g, '\n\n');

@@ -1,10 +1,8 @@
 import { jsonSchema, tool, type JSONSchema7, type ToolSet } from 'ai';
-import { loadEnabledActions } from '../api/actions/service.js';
-import type { ToolContext, ToolFactory } from '../agent/tools.js';
+import { MODEL_HINTS, type ToolHints } from '../lib/model-hints.js';
 import type { ActionDefinition } from './definition.js';
-import { executeAction, type ActionCallResult } from './execute.js';
+import { executeAction, type ActionCallResult, type ExecuteOptions } from './execute.js';
 import { TRUNCATION_NOTE } from './response.js';
-import { secretBox } from './secret-box.js';
 
 /** At most this many example phrases go into a tool description (they travel with every model call). */
 const MAX_EXAMPLES_IN_DESCRIPTION = 10;
@@ -26,6 +24,11 @@ export function toolDescription(action: Pick<ActionDefinition, 'description' | '
   const examples = action.examples.slice(0, MAX_EXAMPLES_IN_DESCRIPTION);
   if (examples.length === 0) return action.description;
   return `${action.description}\n\nExamples of requests: ${examples.map((e) => `"${e}"`).join('; ')}`;
+}
+
+/** The same two parts as data, for the builtin model (see lib/model-hints.ts). */
+export function toolHints(action: Pick<ActionDefinition, 'description' | 'examples'>): ToolHints {
+  return { description: action.description, examples: action.examples.slice(0, MAX_EXAMPLES_IN_DESCRIPTION) };
 }
 
 /**
@@ -51,37 +54,26 @@ export function toolOutput(result: ActionCallResult): ActionToolOutput {
   return { status, ok: result.ok, body, ...(truncated || cut ? { truncated: true as const } : {}) };
 }
 
+/** What every call made during one answer carries: its conversation, identity, signal and log. */
+export type AnswerCallOptions = Omit<ExecuteOptions, 'source'>;
+
 /** One AI SDK tool for an action; each call carries this answer's user tokens and nothing else. */
-function actionTool(action: ActionDefinition, ctx: ToolContext) {
+function actionTool(action: ActionDefinition, call: AnswerCallOptions) {
   return tool({
     description: toolDescription(action),
     inputSchema: jsonSchema<Record<string, unknown>>(action.parameters as JSONSchema7),
-    execute: async (input) => {
-      const result = await executeAction(action, input, {
-        config: ctx.deps.config,
-        db: ctx.deps.store.db,
-        source: 'agent',
-        conversationId: ctx.conversationId,
-        identity: { endUser: ctx.endUser, userTokens: ctx.userTokens },
-        signal: ctx.abortSignal,
-        log: ctx.log,
-      });
-      return toolOutput(result);
-    },
+    providerOptions: { [MODEL_HINTS]: toolHints(action) },
+    execute: async (input) => toolOutput(await executeAction(action, input, { ...call, source: 'agent' })),
   });
 }
 
 /**
- * The actions part of the agent's tools: one tool per enabled action of the project, named by the
- * action, described by its description and examples, with its JSON Schema as input schema.
- * Arguments are checked with ajv inside the call, so a bad call is a tool error that never reaches
- * the endpoint.
+ * The actions as agent tools: one tool per action, named by the action, described by its
+ * description and examples, with its JSON Schema as input schema. Arguments are checked with ajv
+ * inside the call, so a bad call is a tool error that never reaches the endpoint.
  */
-export const actionTools: ToolFactory = async (ctx) => {
-  const actions = await loadEnabledActions(ctx.deps.store.db, secretBox(ctx.deps.config), ctx.project.id, (actionId, err) =>
-    ctx.log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
-  );
+export function actionTools(actions: readonly ActionDefinition[], call: AnswerCallOptions): ToolSet {
   const tools: ToolSet = {};
-  for (const action of actions) tools[action.name] = actionTool(action, ctx);
+  for (const action of actions) tools[action.name] = actionTool(action, call);
   return tools;
-};
+}

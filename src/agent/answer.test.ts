@@ -2,9 +2,10 @@ import { jsonSchema, readUIMessageStream, tool, type UIMessage, type UIMessageCh
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { appendMessage, createConversation, listMessages } from '../api/conversations/service.js';
-import type { CreatedProject } from '../api/projects/service.js';
+import { createConversation } from '../conversations/conversations.js';
+import { appendMessage, listMessages } from '../conversations/messages.js';
 import { newId } from '../lib/ids.js';
+import type { CreatedProject } from '../projects/projects.js';
 import { streamAnswer } from './answer.js';
 import type { ToolFactory } from './tools.js';
 

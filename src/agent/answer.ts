@@ -12,21 +12,27 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
-import type { PageContext } from '../api/messages/schema.js';
-import { appendMessage, listMessages } from '../api/conversations/service.js';
-import type { Project } from '../api/projects/schema.js';
-import type { AppDeps } from '../http/context.js';
-import { KNOWLEDGE_TOOL } from './builtin/knowledge.js';
-import { ModelConfigError, modelSpecFor, resolveModel } from './models.js';
-import { buildSystemPrompt, trimHistory, type PromptSkill, type VerifiedEndUser } from './prompt.js';
+import { appendMessage, listMessages, messageExists } from '../conversations/messages.js';
+import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
+import { MODEL_HINTS } from '../lib/model-hints.js';
+import { stripNul, stripNulDeep } from '../lib/nul.js';
+import type { Project } from '../projects/project.js';
+import { listEnabledSkills } from '../skills/skills.js';
+import { retryWhileUnavailable } from '../store/faults.js';
+import { isUniqueViolation } from '../store/index.js';
+import { AnswerInterruptedError } from './in-flight.js';
+import { ModelConfigError, modelSpecFor } from './models.js';
+import { buildSystemPrompt, callHints, trimHistory, type PageContext, type VerifiedEndUser } from './prompt.js';
 import { distinctSources, readHits, type CitedSource } from './sources.js';
-import { buildTools, toolFactories, type ToolContext, type ToolFactory } from './tools.js';
+import { buildTools, toolFactories, type AgentDeps, type ToolContext, type ToolFactory } from './tools.js';
 
 /** Model calls in one answer: tool calls and the final text together. */
 export const MAX_STEPS = 6;
+/** How long storing a finished answer is retried while the database is unavailable. */
+const STORE_RETRY_MS = 30_000;
 
 export interface AnswerRequest {
-  deps: AppDeps;
+  deps: AgentDeps;
   project: Project;
   conversation: { id: string; project_id: string };
   endUser: ToolContext['endUser'];
@@ -36,9 +42,13 @@ export interface AnswerRequest {
   pageContext?: PageContext;
   /** Id the stored assistant message will have; sent at once in the `start` chunk. */
   assistantMessageId: string;
+  /** A regenerate: the answer this one replaces. The model does not see it; it is superseded when this one is stored. */
+  supersedes?: string;
   log: FastifyBaseLogger;
   /** Runs after the assistant message is stored (or could not be): releases the conversation. */
   onSettled?: () => Promise<void>;
+  /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
+  abortSignal?: AbortSignal;
   factories?: readonly ToolFactory[];
 }
 
@@ -47,12 +57,14 @@ export const SAFE_ERRORS = {
   timeout: 'The AI model took too long to answer. Please try again.',
   upstream: 'The AI model service is unavailable right now. Please try again later.',
   config: 'The assistant is not set up correctly yet. Please contact the site owner.',
+  interrupted: 'The service is restarting. Please send your message again.',
   other: 'Something went wrong while answering. Please try again.',
 } as const;
 
 export function safeErrorMessage(error: unknown): string {
   const cause = RetryError.isInstance(error) ? error.lastError : error;
   if (cause instanceof ModelConfigError) return SAFE_ERRORS.config;
+  if (cause instanceof AnswerInterruptedError) return SAFE_ERRORS.interrupted;
   if (isTimeout(cause)) return SAFE_ERRORS.timeout;
   if (APICallError.isInstance(cause)) return SAFE_ERRORS.upstream;
   return SAFE_ERRORS.other;
@@ -106,23 +118,38 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
   // of heap per answer for ANSWERDESK_MODEL_TIMEOUT_MS). This timer is cleared when the answer ends.
   const deadline = setTimeout(() => done.abort(new AnswerTimeoutError('The answer took too long')), config.ANSWERDESK_MODEL_TIMEOUT_MS);
   deadline.unref();
+  const stop = () => done.abort(req.abortSignal?.reason);
+  if (req.abortSignal?.aborted) stop();
+  else req.abortSignal?.addEventListener('abort', stop, { once: true });
   let failed = false;
   const usage: LanguageModelUsage[] = [];
 
   const onError = (error: unknown): string => {
+    // Stopped by the node mid-stream: the model's request fails with an abort of its own, but the
+    // client should hear why.
+    const cause = done.signal.reason instanceof AnswerInterruptedError ? done.signal.reason : error;
+    // The AI SDK reports a failure a second time once its error chunk is read back; the first one
+    // holds the cause. The logger's err serializer keeps the body sent to the provider out.
+    if (!failed) log.warn({ err: cause, conversationId: conversation.id, model: spec }, 'answer failed');
     failed = true;
-    log.warn({ err: error, conversationId: conversation.id, model: spec }, 'answer failed');
-    return safeErrorMessage(error);
+    return safeErrorMessage(cause);
   };
   let finished = false;
   const onFinish = async ({ responseMessage, outcome }: { responseMessage: UIMessage; outcome?: { status: string } }) => {
     if (finished) return;
     finished = true;
     clearTimeout(deadline);
+    req.abortSignal?.removeEventListener('abort', stop);
     done.abort();
     if (outcome?.status === 'failed') failed = true;
     try {
-      await storeAnswer(req, spec, responseMessage, failed, sumUsage(usage));
+      // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
+      // lose it: the write is retried on fresh connections for a while.
+      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, sumUsage(usage)), {
+        budgetMs: STORE_RETRY_MS,
+        onRetry: (err, attempt) =>
+          log.warn({ err: { message: (err as Error).message }, conversationId: conversation.id, attempt }, 'could not store the answer yet; retrying'),
+      });
     } catch (err) {
       log.error({ err, conversationId: conversation.id }, 'could not store the assistant message');
     } finally {
@@ -131,7 +158,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
   };
 
   try {
-    const model = resolveModel(spec, config);
+    const model = deps.models.resolve(spec);
     const ctx: ToolContext = {
       deps,
       project,
@@ -144,7 +171,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     const [tools, history, skills] = await Promise.all([
       buildTools(ctx, req.factories ?? toolFactories),
       listMessages(deps.store.db, conversation.id),
-      enabledSkills(deps, project.id),
+      listEnabledSkills(deps.store.db, project.id),
     ]);
     const system = buildSystemPrompt({
       project,
@@ -157,14 +184,17 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       system,
       // Failed answers stay in the stored history for people, not for the model: it would build on
       // half an answer.
-      messages: trimHistory(history.filter((m) => m.status !== 'error').map((m) => ({ role: m.role, content: m.content }))),
+      messages: trimHistory(
+        history.filter((m) => m.status !== 'error' && m.id !== req.supersedes).map((m) => ({ role: m.role, content: m.content })),
+      ),
       tools,
+      providerOptions: { [MODEL_HINTS]: callHints(project) },
       stopWhen: stepCountIs(MAX_STEPS),
       maxRetries: 1,
       abortSignal: done.signal,
       timeout: { chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
       // The builtin model cites the sources it quotes itself; a real model gets every source found.
-      experimental_transform: answerTransform({ citeSearchResults: spec !== 'builtin' }),
+      experimental_transform: answerTransform({ citeSearchResults: spec !== 'builtin', signal: done.signal }),
       onStepFinish: (step) => void usage.push(step.usage),
       // Errors are reported (once) through toUIMessageStream's onError below.
       onError: () => {},
@@ -199,15 +229,17 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
  *   model cites its sources itself (the builtin model);
  * - streamText reports its own timeouts as an `abort` part; for the client an answer that timed out
  *   failed, so it becomes an `error` part, which toUIMessageStream turns into an `error` chunk with
- *   a safe message (nothing else aborts an answer: a client that leaves does not stop it);
+ *   a safe message. The only other abort is the node stopping the answer at shutdown, which says
+ *   so instead; a client that leaves does not stop an answer;
  * - a model stream that fails (the connection drops mid-answer) becomes an `error` part too, so the
- *   UI stream still ends normally: `error` chunk, `[DONE]`, answer stored as failed.
+ *   UI stream still ends normally: `error` chunk, `[DONE]`, answer stored as failed;
+ * - U+0000 is dropped from the model's text, as it is from what is stored.
  *
  * It is a writable/readable pair rather than a TransformStream because a TransformStream cannot
  * emit anything once its input failed. Backpressure is kept: a write waits while the readable side
  * is full.
  */
-const answerTransform = ({ citeSearchResults }: { citeSearchResults: boolean }): StreamTextTransform<ToolSet> => () => {
+const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boolean; signal: AbortSignal }): StreamTextTransform<ToolSet> => () => {
   type Part = TextStreamPart<ToolSet>;
   const seen = new Set<string>();
   let out!: ReadableStreamDefaultController<Part>;
@@ -238,7 +270,12 @@ const answerTransform = ({ citeSearchResults }: { citeSearchResults: boolean }):
     start: (controller) => void (input = controller),
     async write(part) {
       if (ended) return;
-      if (part.type === 'abort') return end({ type: 'error', error: new AnswerTimeoutError(part.reason) });
+      if (part.type === 'abort') {
+        const stopped = signal.reason instanceof AnswerInterruptedError;
+        return end({ type: 'error', error: stopped ? signal.reason : new AnswerTimeoutError(part.reason) });
+      }
+      // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold.
+      if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: stripNul(part.text) };
       out.enqueue(part);
       if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) {
         for (const s of distinctSources(readHits(part.output))) {
@@ -266,17 +303,6 @@ class AnswerTimeoutError extends Error {
   }
 }
 
-async function enabledSkills(deps: AppDeps, projectId: string): Promise<PromptSkill[]> {
-  return deps.store.db
-    .selectFrom('skills')
-    .select(['name', 'description', 'instructions'])
-    .where('project_id', '=', projectId)
-    .where('enabled', '=', 1)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .execute();
-}
-
 function sumUsage(steps: LanguageModelUsage[]): { inputTokens: number; outputTokens: number; totalTokens: number } | null {
   if (steps.length === 0) return null;
   const input = steps.reduce((n, u) => n + (u.inputTokens ?? 0), 0);
@@ -292,7 +318,8 @@ async function storeAnswer(
   failed: boolean,
   usage: ReturnType<typeof sumUsage>,
 ): Promise<void> {
-  const parts = message.parts.filter((p) => p.type !== 'step-start');
+  // Whatever the model or a tool produced, U+0000 included, must be storable on PostgreSQL.
+  const parts = stripNulDeep(message.parts.filter((p) => p.type !== 'step-start'));
   const content = parts
     .flatMap((p) => (p.type === 'text' && p.text.trim() ? [p.text.trim()] : []))
     .join('\n\n');
@@ -301,14 +328,22 @@ async function storeAnswer(
     if (p.type === 'source-url') sources.set(p.sourceId, { sourceId: p.sourceId, type: 'url', url: p.url, title: p.title ?? p.url });
     if (p.type === 'source-document') sources.set(p.sourceId, { sourceId: p.sourceId, type: 'document', title: p.title });
   }
-  await appendMessage(req.deps.store.db, req.conversation, {
-    id: req.assistantMessageId,
-    role: 'assistant',
-    content,
-    parts,
-    sources: sources.size > 0 ? [...sources.values()] : null,
-    status: failed ? 'error' : 'complete',
-    model,
-    usage,
-  });
+  const db = req.deps.store.db;
+  try {
+    await appendMessage(db, req.conversation, {
+      id: req.assistantMessageId,
+      role: 'assistant',
+      content,
+      parts,
+      sources: sources.size > 0 ? [...sources.values()] : null,
+      status: failed ? 'error' : 'complete',
+      model,
+      usage,
+      supersedes: req.supersedes,
+    });
+  } catch (err) {
+    // A retry after a commit whose acknowledgement was lost with the connection: already stored.
+    if (!isUniqueViolation(err)) throw err;
+    if (!(await messageExists(db, req.assistantMessageId))) throw err;
+  }
 }

@@ -2,8 +2,8 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { Project } from '../api/projects/schema.js';
 import type { Config } from '../config.js';
+import type { Project } from '../projects/project.js';
 import { createBuiltinModel } from './builtin/model.js';
 
 /** Thrown when the configured model cannot be used (a missing key or base URL). */
@@ -16,24 +16,27 @@ export function modelSpecFor(project: Project, config: Config): string {
   return project.settings.model ?? config.ANSWERDESK_MODEL;
 }
 
-const builtin = createBuiltinModel();
-
-const models = new WeakMap<Config, Map<string, LanguageModelV3>>();
-
 /**
  * The AI SDK model for a spec: `builtin`, `openai:<model>`, `anthropic:<model>` or
  * `openai-compatible:<model>` (any server speaking the Chat Completions API: Ollama, vLLM, llama.cpp,
  * LM Studio, OpenRouter…). Keys come from the config only. Model objects hold no per-call state and
  * are made once per spec: building one compiles its response schemas, which per request cost about
- * half a megabyte of heap and most of the CPU of a streamed answer.
+ * half a megabyte of heap and most of the CPU of a streamed answer. One registry per app, built at
+ * boot.
  */
-export function resolveModel(spec: string, config: Config): LanguageModelV3 {
-  if (spec === 'builtin') return builtin;
-  let cache = models.get(config);
-  if (!cache) models.set(config, (cache = new Map()));
-  let model = cache.get(spec);
-  if (!model) cache.set(spec, (model = createModel(spec, config)));
-  return model;
+export class ModelRegistry {
+  /** The offline model; it holds no state, so one instance serves every answer. */
+  readonly builtin: LanguageModelV3 = createBuiltinModel();
+  private readonly bySpec = new Map<string, LanguageModelV3>();
+
+  constructor(private readonly config: Config) {}
+
+  resolve(spec: string): LanguageModelV3 {
+    if (spec === 'builtin') return this.builtin;
+    let model = this.bySpec.get(spec);
+    if (!model) this.bySpec.set(spec, (model = createModel(spec, this.config)));
+    return model;
+  }
 }
 
 function createModel(spec: string, config: Config): LanguageModelV3 {

@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
-import type { PageContext } from '../api/messages/schema.js';
-import type { Project } from '../api/projects/schema.js';
+import type { CallHints } from '../lib/model-hints.js';
+import type { Project } from '../projects/project.js';
 import { clip } from './builtin/text.js';
 import { estimateTokens } from './tokens.js';
 
@@ -15,6 +15,21 @@ export interface PromptSkill {
   name: string;
   description: string;
   instructions: string;
+}
+
+/**
+ * What the client tells about the page the user is on (the API validates and bounds it). Only these
+ * fields reach the prompt.
+ */
+export interface PageContext {
+  url?: string;
+  title?: string;
+  description?: string;
+  textContent?: string;
+  headings?: string[];
+  buttons?: string[];
+  links?: Array<{ href: string; text: string }>;
+  formFields?: Array<{ name?: string; type?: string; label?: string }>;
 }
 
 export interface VerifiedEndUser {
@@ -73,6 +88,11 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   if (page) sections.push(`The customer is looking at this page (context only):\n${page}`);
 
   return sections.join('\n\n');
+}
+
+/** What the builtin model reads beside the prompt: the company's name exactly as the prompt gives it. */
+export function callHints(project: Pick<Project, 'name'>): CallHints {
+  return { projectName: oneLine(project.name) };
 }
 
 /** The page context as compact lines, cut to PAGE_CONTEXT_CHARS in total. */

@@ -1,8 +1,5 @@
 import type { KnowledgeHit } from '../knowledge/types.js';
 
-/** A knowledge passage as the `search_knowledge` tool returns it: the contract of src/knowledge. */
-export type HitLike = KnowledgeHit;
-
 /** A cited source as stored on the assistant message and sent as a source part. */
 export interface CitedSource {
   sourceId: string;
@@ -12,11 +9,11 @@ export interface CitedSource {
 }
 
 /** The hits of a `search_knowledge` output, or [] when the output has another shape. */
-export function readHits(output: unknown): HitLike[] {
+export function readHits(output: unknown): KnowledgeHit[] {
   const results = (output as { results?: unknown } | null)?.results;
   if (!Array.isArray(results)) return [];
   return results.filter(
-    (h): h is HitLike =>
+    (h): h is KnowledgeHit =>
       typeof h === 'object' && h !== null && typeof h.sourceId === 'string' && typeof h.text === 'string',
   ).map((h) => ({
     chunkId: String(h.chunkId ?? ''),
@@ -33,7 +30,7 @@ export function readHits(output: unknown): HitLike[] {
  * One source per knowledge source, in the order the hits first name them. Citation numbers [n] in an
  * answer refer to this order, so the builtin model and the stored `sources` agree.
  */
-export function distinctSources(hits: readonly HitLike[]): CitedSource[] {
+export function distinctSources(hits: readonly KnowledgeHit[]): CitedSource[] {
   const seen = new Map<string, CitedSource>();
   for (const h of hits) {
     if (seen.has(h.sourceId)) continue;

@@ -1,13 +1,21 @@
 import type { ToolSet } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
+import { loadEnabledActions } from '../actions/actions.js';
+import { secretBox } from '../actions/secret-box.js';
 import { actionTools } from '../actions/tools.js';
-import type { Project } from '../api/projects/schema.js';
-import type { AppDeps } from '../http/context.js';
-import { knowledgeToolFactory } from '../knowledge/tool.js';
+import type { KnowledgeDeps } from '../knowledge/runtime.js';
+import { knowledgeTools } from '../knowledge/tool.js';
+import type { Project } from '../projects/project.js';
+import type { ModelRegistry } from './models.js';
+
+/** What the agent needs of the app's deps. */
+export interface AgentDeps extends KnowledgeDeps {
+  models: ModelRegistry;
+}
 
 /** Everything a tool may need while one answer is being produced. */
 export interface ToolContext {
-  deps: AppDeps;
+  deps: AgentDeps;
   project: Project;
   conversationId: string;
   /** The conversation's end user; `verified` only when this request proved the identity. */
@@ -25,11 +33,32 @@ export interface ToolContext {
 /** Builds the tools one part of the product (knowledge, actions) offers for one answer. */
 export type ToolFactory = (ctx: ToolContext) => Promise<ToolSet>;
 
+/** The knowledge part: `search_knowledge` over the project's ready sources. */
+const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps.knowledge.search, ctx.project.id);
+
+/**
+ * The actions part: a tool per enabled action of the project. An action whose secret headers cannot
+ * be decrypted (the key changed) is logged and left out; the others stay available.
+ */
+const actionsPart: ToolFactory = async (ctx) => {
+  const actions = await loadEnabledActions(ctx.deps.store.db, secretBox(ctx.deps.config), ctx.project.id, (actionId, err) =>
+    ctx.log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
+  );
+  return actionTools(actions, {
+    config: ctx.deps.config,
+    db: ctx.deps.store.db,
+    conversationId: ctx.conversationId,
+    identity: { endUser: ctx.endUser, userTokens: ctx.userTokens },
+    signal: ctx.abortSignal,
+    log: ctx.log,
+  });
+};
+
 /**
  * Every tool factory. Each part adds one line here; the agent offers the union of their tools to the
  * model, so a real model and the builtin one see exactly the same tools.
  */
-export const toolFactories: ToolFactory[] = [knowledgeToolFactory, actionTools];
+export const toolFactories: ToolFactory[] = [knowledgePart, actionsPart];
 
 /**
  * Runs every factory and merges their tools. A factory that fails is logged and left out, so one

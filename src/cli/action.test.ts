@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
 import { dialects } from '../../test/helper.js';
-import { createProject } from '../api/projects/service.js';
 import { base62 } from '../lib/ids.js';
+import { createProject } from '../projects/projects.js';
 import { openStore, type Store } from '../store/index.js';
 
 const run = promisify(execFile);
@@ -43,12 +43,12 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
       // No ANSWERDESK_SECRET_KEY: the key is generated beside the database file.
       databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
       store = await openStore(databaseUrl);
-      env = { DATABASE_URL: databaseUrl };
+      env = { DATABASE_URL: databaseUrl, DATABASE_CONNECT_TIMEOUT_MS: '30000' };
     } else {
       const schema = `t_cli_${base62(10).toLowerCase()}`;
       store = await openStore(dialect.url, { schema });
       databaseUrl = `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      env = { DATABASE_URL: databaseUrl, ANSWERDESK_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef' };
+      env = { DATABASE_URL: databaseUrl, DATABASE_CONNECT_TIMEOUT_MS: '30000', ANSWERDESK_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef' };
       dropSchema = async () => {
         const client = new pg.Client({ connectionString: dialect.url });
         await client.connect();
@@ -56,13 +56,16 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
         await client.end();
       };
     }
-    projectId = (await createProject(store.db, { name: 'CLI actions' })).project.id;
   });
   afterAll(async () => {
     await store.close();
     await ep.close();
     await dropSchema();
     rmSync(dir, { recursive: true, force: true });
+  });
+  // Each test its own project.
+  beforeEach(async () => {
+    projectId = (await createProject(store.db, { name: 'CLI actions' })).project.id;
   });
 
   const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
@@ -111,13 +114,27 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
     expect(await store.db.selectFrom('actions').select('id').where('id', '=', action.id).execute()).toEqual([]);
   });
 
-  it('reports a bad definition with its details and exit code 1', async () => {
+  it('reports every problem of a bad definition at once, with exit code 1', async () => {
     const file = join(dir, 'bad.json');
-    writeFileSync(file, JSON.stringify({ name: 'bad one', description: 'x', url: 'https://example.com', parameters: { type: 'string' } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ name: 'bad one', description: 'x', method: 'FETCH', url: 'https://example.com/orders/{id}', parameters: { type: 'string' }, colour: 'red' }),
+    );
     const res = await cli(['action', 'add', '--project', projectId, '--file', file]);
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain('Validation error');
-    expect(res.stderr).toContain('  name: must start with a letter');
+    // The shape errors and the cross-field ones together, so one edit fixes the file.
+    expect(res.stderr.split('\n').filter(Boolean)).toEqual([
+      'Error: Validation error',
+      expect.stringMatching(/^ {2}name: must start with a letter/),
+      expect.stringMatching(/^ {2}method: /),
+      expect.stringMatching(/^ {2}\(body\): Unrecognized key: "colour"$/),
+    ]);
+    // With the method right, the checks that need it run too.
+    writeFileSync(file, JSON.stringify({ name: 'bad one', description: 'x', url: 'https://example.com/orders/{id}', parameters: { type: 'string' } }));
+    const all = await cli(['action', 'add', '--project', projectId, '--file', file]);
+    expect(all.stderr).toContain('  name: must start with a letter');
+    expect(all.stderr).toContain('  parameters.type: must be "object"');
+    expect(all.stderr).toContain('  url: placeholder {id} is not a property in parameters');
     const semantic = join(dir, 'semantic.json');
     writeFileSync(semantic, JSON.stringify({ name: 'ok_name', description: 'x', url: 'https://example.com', parameters: { type: 'string' } }));
     const res2 = await cli(['action', 'add', '--project', projectId, '--file', semantic]);

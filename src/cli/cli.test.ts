@@ -2,16 +2,14 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { listProjects } from '../api/projects/service.js';
+import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
-import { hashKey } from '../lib/keys.js';
+import { hashKey, signUserId } from '../lib/keys.js';
+import { listProjects } from '../projects/projects.js';
 import { openStore, type Store } from '../store/index.js';
 
-const run = promisify(execFile);
 const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
 
 interface Result {
@@ -20,19 +18,21 @@ interface Result {
   stderr: string;
 }
 
-/** Runs the real CLI as a child process, as a user would. */
-async function runCli(args: string[], env: Record<string, string>): Promise<Result> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    if (typeof e.code !== 'number') throw err;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
+/** Runs the real CLI as a child process, as a user would, optionally feeding standard input. */
+function runCli(args: string[], env: Record<string, string>, input?: string): Promise<Result> {
+  return new Promise((done, fail) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        if (typeof code !== 'number') return fail(err);
+        done({ code, stdout, stderr });
+      },
+    );
+    child.stdin!.end(input ?? '');
+  });
 }
 
 // Each command starts a Node process that compiles TypeScript on the fly: allow for a busy machine.
@@ -71,7 +71,10 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     await cleanup();
   });
 
-  const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { DATABASE_URL: databaseUrl, ...env });
+  // A loaded CI machine (two test workers, each CLI run compiling TypeScript) can take longer than the
+  // 5 s default to open a connection; what these tests check is the commands, not that default.
+  const cli = (args: string[], env: Record<string, string> = {}, input?: string) =>
+    runCli(args, { DATABASE_URL: databaseUrl, DATABASE_CONNECT_TIMEOUT_MS: '30000', ...env }, input);
 
   it('project create prints the id, both keys and the HMAC secret, and they are real', async () => {
     const res = await cli(['project', 'create', '--name', 'CLI Shop']);
@@ -160,6 +163,138 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     expect(after.statusCode).toBe(401);
   });
 
+  it('project show, update and rotate-hmac change the stored project as the admin API does', async () => {
+    const created = JSON.parse((await cli(['project', 'create', '--name', 'Before', '--json', '--settings', '{"widget":{"primaryColor":"#111111","fabText":"Ask"}}'])).stdout);
+    const id: string = created.project.id;
+
+    // Settings merge one level deep, as PATCH /projects/{id} does.
+    const updated = await cli(['project', 'update', id, '--name', 'After', '--settings', '{"widget":{"primaryColor":"#0f766e"},"conversationTtlMinutes":60}', '--json']);
+    expect(updated.stderr).toBe('');
+    expect(updated.code).toBe(0);
+    const api = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${id}`, headers: adminAuth() });
+    expect(JSON.parse(updated.stdout)).toEqual(api.json());
+    expect(api.json().project).toMatchObject({ name: 'After', settings: { widget: { primaryColor: '#0f766e', fabText: 'Ask' }, conversationTtlMinutes: 60 } });
+    const shown = await cli(['project', 'show', id]);
+    expect(shown.stdout).toMatch(new RegExp(`^Project "After" \\(${id}\\)`));
+    expect(shown.stdout).toContain('"conversationTtlMinutes": 60');
+
+    // Every problem at once, each with its path and no stray separator.
+    const bad = await cli(['project', 'update', id, '--settings', '{"colour":"red","widget":{"size":1},"conversationTtlMinutes":0}']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n\nUsage:')[0]!.split('\n').sort()).toEqual([
+      'Error: Invalid --settings:',
+      '  settings.conversationTtlMinutes: Too small: expected number to be >=1',
+      '  settings.widget: Unrecognized key: "size"',
+      '  settings: Unrecognized key: "colour"',
+    ].sort());
+    expect(bad.stderr).not.toMatch(/\.:/);
+
+    // The new HMAC secret verifies end users; the old one no longer does.
+    const rotated = await cli(['project', 'rotate-hmac', id, '--json']);
+    expect(rotated.stderr).toBe('');
+    expect(rotated.code).toBe(0);
+    const { hmacSecret } = JSON.parse(rotated.stdout);
+    expect(hmacSecret).toMatch(/^ad_hs_[0-9A-Za-z]{40}$/);
+    expect(hmacSecret).not.toBe(created.hmacSecret);
+    const verify = (secret: string) =>
+      t.app.inject({ method: 'POST', url: '/api/v1/identity/verify', headers: auth(created.publicKey), payload: { userId: 'u-1', hmac: signUserId(secret, 'u-1') } });
+    expect((await verify(hmacSecret)).statusCode).toBe(200);
+    expect((await verify(created.hmacSecret)).statusCode).toBe(401);
+  });
+
+  it('skill add, enable, update, list and delete: what the widget offers follows', async () => {
+    const { project } = JSON.parse((await cli(['project', 'create', '--name', 'Skilled', '--json'])).stdout);
+    const offered = async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/projects/' + project.id + '/skills', headers: adminAuth() });
+      return res.json().skills as Array<{ id: string; name: string; enabled: boolean; instructions: string }>;
+    };
+    const added = await cli(['skill', 'add', '--project', project.id, '--name', 'Track an order', '--description', 'Where is my parcel?', '--instructions-file', '-', '--disabled', '--json'], {}, 'Ask for the order number, then call track_order.');
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const { skill } = JSON.parse(added.stdout);
+    expect(await offered()).toEqual([skill]);
+    expect(skill).toMatchObject({ name: 'Track an order', enabled: false, instructions: 'Ask for the order number, then call track_order.' });
+
+    expect((await cli(['skill', 'enable', '--project', project.id, skill.id])).stdout).toBe(`Enabled skill ${skill.id} ("Track an order").\n`);
+    const renamed = await cli(['skill', 'update', '--project', project.id, skill.id, '--name', 'Track a parcel']);
+    expect(renamed.code).toBe(0);
+    expect(await offered()).toEqual([expect.objectContaining({ id: skill.id, name: 'Track a parcel', enabled: true })]);
+    const listed = await cli(['skill', 'list', '--project', project.id]);
+    expect(listed.stdout).toMatch(new RegExp(`^${skill.id}\\s+Track a parcel\\s+yes\\s+Where is my parcel\\?$`, 'm'));
+
+    const empty = await cli(['skill', 'update', '--project', project.id, skill.id, '--name', ' ']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^Error: Invalid skill:\n {2}name: /);
+    const removed = await cli(['skill', 'delete', '--project', project.id, skill.id]);
+    expect(removed.code).toBe(0);
+    expect(await offered()).toEqual([]);
+  });
+
+  it('conversation list, show and close, activity and analytics show what the runtime API stored', async () => {
+    const created = JSON.parse((await cli(['project', 'create', '--name', 'Talkative', '--json'])).stdout);
+    const id: string = created.project.id;
+    const conv = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(created.publicKey), payload: { endUserExternalId: 'ada' } });
+    const conversationId: string = conv.json().conversationId;
+    const sent = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(created.publicKey),
+      payload: { conversationId, messages: [{ role: 'user', content: 'Hello there!' }] },
+    });
+    expect(sent.statusCode).toBe(200);
+    const adminGet = async (path: string) => (await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${id}${path}`, headers: adminAuth() })).json();
+
+    const listed = await cli(['conversation', 'list', '--project', id, '--user', 'ada', '--status', 'active', '--json']);
+    expect(listed.stderr).toBe('');
+    expect(JSON.parse(listed.stdout)).toEqual(await adminGet('/conversations?userId=ada&status=ACTIVE'));
+    expect(JSON.parse(listed.stdout).conversations.map((c: { id: string }) => c.id)).toEqual([conversationId]);
+
+    const shown = await cli(['conversation', 'show', '--project', id, conversationId]);
+    expect(shown.stderr).toBe('');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^Conversation ${conversationId}: ACTIVE, 2 messages, ada, started `));
+    expect(shown.stdout).toMatch(/^\[[^\]]+\] User msg_\w+\n {2}Hello there!$/m);
+    expect(shown.stdout).toMatch(/^\[[^\]]+\] Agent msg_\w+\n {2}Hi! /m);
+
+    const activity = await cli(['activity', '--project', id, '--json']);
+    const feed = JSON.parse(activity.stdout);
+    expect(feed.messages.map((m: { conversationId: string; role: string }) => [m.conversationId, m.role])).toEqual([
+      [conversationId, 'user'],
+      [conversationId, 'assistant'],
+    ]);
+    const analytics = await cli(['analytics', '--project', id, '--days', '7', '--json']);
+    const { to: _cliTo, ...figures } = JSON.parse(analytics.stdout);
+    const { to: _apiTo, ...apiFigures } = await adminGet('/analytics?days=7');
+    expect(figures).toEqual(apiFigures);
+    expect(figures.messages).toEqual({ total: 2, user: 1, assistant: 1, failed: 0 });
+
+    const closed = await cli(['conversation', 'close', '--project', id, conversationId]);
+    expect(closed.stdout).toMatch(new RegExp(`^Closed conversation ${conversationId} at \\d{4}-`));
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(created.publicKey),
+      payload: { conversationId, messages: [{ role: 'user', content: 'Still there?' }] },
+    });
+    expect(refused.json()).toEqual({ error: 'Conversation expired' });
+
+    const badFilter = await cli(['conversation', 'list', '--project', id, '--status', 'sleeping', '--limit', '500']);
+    expect(badFilter.code).toBe(2);
+    expect(badFilter.stderr).toMatch(/^Error: Invalid options:\n {2}status: .*\n {2}limit: /);
+  });
+
+  if (dialect.name === 'postgres') {
+    it('names the createdb command when the PostgreSQL database does not exist', async () => {
+      const url = new URL(dialect.url);
+      url.pathname = `/answerdesk_missing_${base62(8).toLowerCase()}`;
+      const res = await cli(['project', 'list'], { DATABASE_URL: url.toString() });
+      expect(res.code).toBe(1);
+      const name = url.pathname.slice(1);
+      expect(res.stderr).toContain(`PostgreSQL database "${name}" does not exist. Create it first, e.g.:\n  createdb -h ${url.hostname} -p ${url.port || '5432'}`);
+      expect(res.stderr).toMatch(new RegExp(` ${name}\\n`));
+    });
+  }
+
   it('exits 1 with a clear message when the command fails', async () => {
     const project = (await listProjects(store.db))[0];
     const unknownProject = await cli(['key', 'list', '--project', 'proj_missing']);
@@ -198,10 +333,19 @@ describe('answerdesk CLI command line', SLOW, () => {
     expect(existsSync(join(dir, 'usage.db'))).toBe(false);
   });
 
-  it('prints help with exit 0', async () => {
+  it('prints help with exit 0, also without any command (which starts no server)', async () => {
+    // No command: the help, at once, and no database or port touched.
+    const bare = await runCli([], { DATABASE_URL: `sqlite:${join(dir, 'bare.db')}`, PORT: '1' });
+    expect(bare).toMatchObject({ code: 0, stderr: '' });
+    expect(bare.stdout).toMatch(/^Usage: answerdesk <command> \[options\]/);
+    expect(bare.stdout).toContain('"answerdesk serve" starts the server');
+    expect(existsSync(join(dir, 'bare.db'))).toBe(false);
     const top = await runCli(['--help'], {});
     expect(top.code).toBe(0);
-    for (const group of ['serve', 'project', 'key']) expect(top.stdout).toMatch(new RegExp(`^  ${group}\\s+\\S`, 'm'));
+    expect(top.stdout).toBe(bare.stdout);
+    for (const group of ['serve', 'project', 'key', 'knowledge', 'action', 'skill', 'conversation', 'activity', 'analytics']) {
+      expect(top.stdout).toMatch(new RegExp(`^  ${group}\\s+\\S`, 'm'));
+    }
     const key = await runCli(['key', '--help'], {});
     expect(key.code).toBe(0);
     expect(key.stdout).toContain('answerdesk key revoke --project <projectId> <keyId>');

@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/helper.js';
-import { createProject } from '../api/projects/service.js';
 import { fullTextIndexFor } from '../knowledge/search/index.js';
 import { base62 } from '../lib/ids.js';
+import { createProject } from '../projects/projects.js';
 import { openStore, type Store } from '../store/index.js';
 
 const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
@@ -46,7 +46,7 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
     } else {
       const schema = `t_cli_${base62(10).toLowerCase()}`;
       store = await openStore(dialect.url, { schema });
-      env = { DATABASE_URL: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+      env = { DATABASE_CONNECT_TIMEOUT_MS: '30000', DATABASE_URL: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
       dropSchema = async () => {
         const client = new pg.Client({ connectionString: dialect.url });
         await client.connect();
@@ -54,12 +54,15 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
         await client.end();
       };
     }
-    projectId = (await createProject(store.db, { name: 'CLI knowledge' })).project.id;
   });
   afterAll(async () => {
     await store.close();
     await dropSchema();
     rmSync(dir, { recursive: true, force: true });
+  });
+  // Each test its own project.
+  beforeEach(async () => {
+    projectId = (await createProject(store.db, { name: 'CLI knowledge' })).project.id;
   });
 
   const search = (q: string) => fullTextIndexFor(store).search(projectId, q, 5);
@@ -93,6 +96,54 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
     expect(deleted).toMatchObject({ code: 0, stdout: `Deleted source ${source.id} and its chunks.\n` });
     expect(await search('prepaid label')).toEqual([]);
     expect(await store.db.selectFrom('knowledge_chunks').select('id').where('source_id', '=', source.id).execute()).toEqual([]);
+  });
+
+  it('adds a folder and a glob file by file, skipping what it cannot read; a named unreadable file adds nothing', async () => {
+    const docs = join(dir, 'help');
+    mkdirSync(join(docs, 'shipping'), { recursive: true });
+    mkdirSync(join(docs, '.drafts'), { recursive: true });
+    writeFileSync(join(docs, 'warranty.md'), '# Warranty\n\nEvery kettle carries a three year warranty.\n');
+    writeFileSync(join(docs, 'hours.txt'), 'The hotline answers from eight to six on weekdays.');
+    writeFileSync(join(docs, 'shipping', 'abroad.html'), '<html><body><main><h1>Abroad</h1><p>Parcels abroad arrive within nine working days.</p></main></body></html>');
+    writeFileSync(join(docs, '.drafts', 'secret.md'), '# Draft\n\nNot for customers.');
+    // A Word document is a ZIP archive: under its own name and under a text name.
+    const docx = Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x06\x00', 'latin1'), Buffer.from('word/document.xml')]);
+    writeFileSync(join(docs, 'policy.docx'), docx);
+    writeFileSync(join(docs, 'renamed.md'), docx);
+    const sourcesBefore = await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute();
+
+    const named = await runCli(['knowledge', 'add', '--project', projectId, join(docs, 'warranty.md'), join(docs, 'policy.docx')], env);
+    expect(named.code).toBe(1);
+    expect(named.stderr).toContain('Error: Nothing was added:');
+    expect(named.stderr).toMatch(/policy\.docx: Unsupported file type "\.docx": AnswerDesk reads \.md, \.markdown, \.txt, \.html, \.htm, \.pdf files/);
+    expect(await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute()).toEqual(sourcesBefore);
+
+    const folder = await runCli(['knowledge', 'add', '--project', projectId, docs], env);
+    expect(folder.code).toBe(0);
+    // One line per file as it is done (order of completion), then the total; the skipped ones on stderr.
+    const lines = folder.stdout.trim().split('\n');
+    expect(lines[0]).toBe('Added 3 sources; ingesting them now.');
+    expect(lines.slice(1, 4).map((l) => l.replace(/ \(ks_\w+\)/, '')).sort()).toEqual(
+      ['hours.txt', 'shipping/abroad.html', 'warranty.md'].map((f) => `ready   ${relative(process.cwd(), join(docs, f))}: 1 chunks`).sort(),
+    );
+    expect(lines[4]).toBe('3 of 3 sources ready, 3 chunks; 2 file(s) skipped.');
+    expect(folder.stderr).toContain('Skipped 2 file(s) AnswerDesk cannot read:');
+    expect(folder.stderr).toMatch(/policy\.docx: Unsupported file type "\.docx"/);
+    expect(folder.stderr).toMatch(/renamed\.md: The file is a ZIP archive \(as \.docx, \.xlsx, \.pptx and \.odt documents are\), not markdown text/);
+    expect((await search('kettle warranty'))[0]?.text).toContain('three year warranty');
+    expect((await search('parcels abroad'))[0]?.text).toContain('nine working days');
+    expect(await search('customers draft')).toEqual([]);
+
+    const globbed = await runCli(['knowledge', 'add', '--project', projectId, `${docs}/**/*.{txt,html}`, '--json'], env);
+    expect(globbed.code).toBe(0);
+    const { sources, skipped } = JSON.parse(globbed.stdout);
+    expect(skipped).toEqual([]);
+    expect(sources.map((s: { title: string; status: string; chunkCount: number }) => [s.title, s.status, s.chunkCount]).sort()).toEqual([
+      ['abroad', 'ready', 1],
+      ['hours', 'ready', 1],
+    ]);
+    const none = await runCli(['knowledge', 'add', '--project', projectId, `${docs}/*.pdf`], env);
+    expect(none).toMatchObject({ code: 1, stderr: `Error: No files match ${docs}/*.pdf\n` });
   });
 
   it('answers a usage error with exit code 2 and an unknown source with exit code 1', async () => {

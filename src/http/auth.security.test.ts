@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac, signHs256 } from '../../test/identity.js';
-import { appendMessage } from '../api/conversations/service.js';
-import { revokeKey, createKey, type CreatedProject } from '../api/projects/service.js';
+import { appendMessage } from '../conversations/messages.js';
+import { revokeKey, createKey } from '../projects/keys.js';
+import type { CreatedProject } from '../projects/projects.js';
 
 describe.each(dialects)('auth on $name', (dialect) => {
   let t: TestApp;
@@ -11,6 +12,9 @@ describe.each(dialects)('auth on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t, { widget: { primaryColor: '#aa0000' } });
     b = await createProject(t, { widget: { primaryColor: '#00bb00' } }, 'Beta');
   });
@@ -37,7 +41,7 @@ describe.each(dialects)('auth on $name', (dialect) => {
       const p = await createProject(t);
       const extra = await createKey(t.deps.store.db, p.project.id, { kind: 'public' });
       expect((await config(auth(extra.secret))).statusCode).toBe(200);
-      await revokeKey(t.deps.store.db, p.project.id, extra.key.id);
+      await revokeKey(t.deps.store.db, p.project.id, extra.row.id);
       const cases: Record<string, Record<string, string>> = {
         missing: {},
         empty: { 'x-api-key': '' },
@@ -111,10 +115,10 @@ describe.each(dialects)('auth on $name', (dialect) => {
 
   describe('identityVerification: "required"', () => {
     let p: CreatedProject;
-    let conversationId: string;
     const user = 'strict-user';
 
-    beforeAll(async () => {
+    // Each test its own project(s): none sees another's rows or rate-limit counts.
+    beforeEach(async () => {
       p = await createProject(t, { identityVerification: 'required' });
     });
 
@@ -145,13 +149,14 @@ describe.each(dialects)('auth on $name', (dialect) => {
     it('creates with an x-user-hmac (OpenSSL) or an x-user-token (jsonwebtoken)', async () => {
       const byHmac = await create({ 'x-user-hmac': opensslHmac(p.hmacSecret, user) }, { endUserExternalId: user });
       expect(byHmac.statusCode).toBe(201);
-      conversationId = byHmac.json().conversationId;
-      await appendMessage(t.deps.store.db, { id: conversationId, project_id: p.project.id }, { role: 'user', content: 'hi', status: 'complete' });
       const byToken = await create({ 'x-user-token': signHs256(p.hmacSecret, { sub: user }) }, { endUserExternalId: user });
       expect(byToken.statusCode).toBe(201);
     });
 
     it('lists and reads a user-bound conversation only with proof', async () => {
+      const created = await create({ 'x-user-hmac': opensslHmac(p.hmacSecret, user) }, { endUserExternalId: user });
+      const conversationId = created.json().conversationId as string;
+      await appendMessage(t.deps.store.db, { id: conversationId, project_id: p.project.id }, { role: 'user', content: 'hi', status: 'complete' });
       const list = (headers: Record<string, string>) =>
         t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations?userId=${user}`, headers: auth(p.publicKey, headers) });
       const read = (headers: Record<string, string>) =>

@@ -1,15 +1,17 @@
-import type { Config } from '../config.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { InFlightAnswers } from '../agent/in-flight.js';
+import type { AppDeps } from '../deps.js';
 import type { CacheGroup } from '../lib/ttl-cache.js';
-import type { RateLimiter, Bucket } from '../limits/index.js';
-import type { Store } from '../store/index.js';
-import type { KeyOwner } from '../api/projects/service.js';
+import type { Bucket } from '../limits/index.js';
+import type { KeyOwner } from '../projects/keys.js';
 
-/** What every route and service can reach: chosen once at boot. */
-export interface AppDeps {
-  config: Config;
-  store: Store;
-  limiter: RateLimiter;
-}
+/**
+ * Who may call a route, declared in its `config.auth`:
+ * - `none`: anyone (health, docs, the widget script, the demo page);
+ * - `runtime`: a project's public or secret key;
+ * - `admin`: the instance admin token, or a project's secret key (for that project only).
+ */
+export type AuthRequirement = 'none' | 'runtime' | 'admin';
 
 /** Who is calling: a project key (runtime or, if secret, admin of its project) or the instance admin. */
 export type Caller =
@@ -21,6 +23,10 @@ declare module 'fastify' {
     deps: AppDeps;
     /** Per-node caches of hot, rarely changed reads; cleared by any admin write on this node. */
     caches: CacheGroup;
+    /** The auth and rate-limit check every request passes (an onRequest hook; see http/auth.ts). */
+    authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+    /** The answers this node is running: capped per node and per project, drained at shutdown. */
+    answers: InFlightAnswers;
   }
   interface FastifyRequest {
     caller: Caller | null;
@@ -30,7 +36,10 @@ declare module 'fastify' {
     bucket?: Bucket;
     /** Error bodies of this route add `verified: false` (the identity endpoints). */
     identityErrors?: boolean;
-    /** The route needs no API key (health, docs, widget script). */
-    public?: boolean;
+    /**
+     * Who may call the route (see `AuthRequirement`). Every API route declares it; the app refuses
+     * to boot with one that does not, and an undeclared route elsewhere counts as `admin`.
+     */
+    auth?: AuthRequirement;
   }
 }

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac, signHs256 } from '../../test/identity.js';
 import { buildApp } from '../app.js';
-import type { CreatedProject } from '../api/projects/service.js';
+import type { CreatedProject } from '../projects/projects.js';
 
 const REQUEST_ID = /^req_[0-9A-Za-z]{16}$/;
 
@@ -23,6 +23,9 @@ describe.each(dialects)('errors on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
   });
   afterAll(() => t.close());
@@ -38,9 +41,10 @@ describe.each(dialects)('errors on $name', (dialect) => {
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual({ error: 'Unauthorized' });
     expectRateLimitHeaders(anonymous.headers);
+    // A known path with a method it does not have: 405 (src/http/method-not-allowed.test.ts).
     const wrongMethod = await t.app.inject({ method: 'DELETE', url: '/api/v1/widget/config', headers: auth(a.publicKey) });
-    expect(wrongMethod.statusCode).toBe(404);
-    expect(wrongMethod.json()).toEqual({ error: 'Not found' });
+    expect(wrongMethod.statusCode).toBe(405);
+    expect(wrongMethod.json()).toEqual({ error: 'Method not allowed' });
     const outside = await t.app.inject({ method: 'GET', url: '/no-such-page' });
     expect(outside.statusCode).toBe(404);
     expect(outside.json()).toEqual({ error: 'Not found' });
@@ -96,7 +100,7 @@ describe.each(dialects)('errors on $name', (dialect) => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk, _enc, done) => (lines.push(chunk.toString()), done()) });
     const app = await buildApp({ ...t.deps, config: { ...t.config, LOG_LEVEL: 'info' } }, { logger: { stream } });
-    app.get('/api/v1/test/boom', async () => {
+    app.get('/api/v1/test/boom', { config: { auth: 'runtime' } }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.7:5432 password=hunter2');
     });
     await app.ready();

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, limiterKinds, type TestApp } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
-import type { CreatedProject } from '../api/projects/service.js';
+import type { CreatedProject } from '../projects/projects.js';
 
 function expectHeaders(res: LightMyRequestResponse, limit: number, remaining: number) {
   expect(res.headers['x-ratelimit-limit']).toBe(String(limit));

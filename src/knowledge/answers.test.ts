@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, serveSite } from '../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { DONT_KNOW } from '../agent/builtin/knowledge.js';
-import type { CreatedProject } from '../api/projects/service.js';
+import type { CreatedProject } from '../projects/projects.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
 
 const RETURNS = `# Returns
@@ -45,6 +45,9 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
       env: { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, OPENAI_COMPATIBLE_API_KEY: 'sk-fake', ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' },
     });
     worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+  });
+  // Each test its own projects, each with the two sources.
+  beforeEach(async () => {
     remote = await createProject(t, { model: 'openai-compatible:fake' });
     builtin = await createProject(t, { model: 'builtin' });
     for (const p of [remote, builtin]) {

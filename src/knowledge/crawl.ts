@@ -1,7 +1,7 @@
 import robotsParserModule from 'robots-parser';
 import { safeFetch, SafeFetchError, type AddressPolicy, type SafeResponse } from '../net/safe-fetch.js';
-import { bodyToPage, htmlLinks } from './extract.js';
-import type { CrawlOptions, Page } from './types.js';
+import type { DocumentInput, ParsedDocument } from './parse.js';
+import type { CrawlOptions } from './types.js';
 
 interface RobotsRules {
   isAllowed(url: string, userAgent?: string): boolean | undefined;
@@ -21,6 +21,11 @@ export interface FetchContext {
   /** Tests only: see SafeFetchInit.addressPolicy. */
   addressPolicy?: AddressPolicy;
   signal: AbortSignal;
+}
+
+/** What a crawl needs besides the network: a way to read the pages it fetched (see parser.ts). */
+export interface CrawlContext extends FetchContext {
+  parse(input: DocumentInput): Promise<ParsedDocument>;
 }
 
 /** A page that could not be fetched or read; the crawl goes on without it. */
@@ -66,12 +71,16 @@ function describe(err: unknown): string {
   return err instanceof SafeFetchError ? err.message : `Could not read the page: ${(err as Error).message}`;
 }
 
-/** Fetches one URL and reads it into a page. Throws with a readable reason. */
-export async function fetchPage(url: string, ctx: FetchContext): Promise<{ page: Page; response: SafeResponse }> {
+/**
+ * Fetches one URL and reads it into chunks (and, when `withLinks` and it is HTML, its links).
+ * Throws with a readable reason.
+ */
+export async function fetchPage(url: string, ctx: CrawlContext, withLinks = false): Promise<{ document: ParsedDocument; response: SafeResponse }> {
   const response = await get(url, ctx);
   if (response.status < 200 || response.status > 299) throw new Error(`${url} answered HTTP ${response.status}`);
-  const page = await bodyToPage(response.body, response.headers.get('content-type') ?? '', response.url, '');
-  return { page, response };
+  const contentType = response.headers.get('content-type') ?? '';
+  const document = await ctx.parse({ kind: 'fetched', body: response.body, contentType, url: response.url, withLinks: withLinks && contentType.includes('html') });
+  return { document, response };
 }
 
 /** The page URLs a sitemap (or a sitemap index, one level deep) lists, on the sitemap's own site. */
@@ -107,7 +116,7 @@ export interface CrawlEvents {
  * breadth first, up to maxPages. robots.txt is honoured for every page; every fetch goes through
  * the SSRF guard.
  */
-export async function* crawl(startUrl: string, options: CrawlOptions, ctx: FetchContext, events: CrawlEvents): AsyncGenerator<Page> {
+export async function* crawl(startUrl: string, options: CrawlOptions, ctx: CrawlContext, events: CrawlEvents): AsyncGenerator<ParsedDocument> {
   const robots = new Robots(ctx);
   const start = new URL(startUrl);
   start.hash = '';
@@ -124,17 +133,15 @@ export async function* crawl(startUrl: string, options: CrawlOptions, ctx: Fetch
     fetched++;
     let result;
     try {
-      result = await fetchPage(url, ctx);
+      result = await fetchPage(url, ctx, depth < options.maxDepth);
     } catch (err) {
       ctx.signal.throwIfAborted();
       events.onFailure({ url, reason: describe(err) });
       continue;
     }
-    yield result.page;
-    const type = result.response.headers.get('content-type') ?? '';
-    if (depth >= options.maxDepth || !type.includes('html')) continue;
+    yield result.document;
     const finalOrigin = new URL(result.response.url).origin;
-    for (const link of htmlLinks(result.response.body.toString('utf8'), result.response.url)) {
+    for (const link of result.document.links) {
       const target = new URL(link);
       if (target.origin !== start.origin || target.origin !== finalOrigin) continue;
       if (SKIPPED_EXTENSIONS.test(target.pathname) || seen.has(link)) continue;
@@ -145,7 +152,7 @@ export async function* crawl(startUrl: string, options: CrawlOptions, ctx: Fetch
 }
 
 /** The pages a sitemap lists (robots.txt honoured), up to maxPages. */
-export async function* crawlSitemap(sitemapUrl: string, options: CrawlOptions, ctx: FetchContext, events: CrawlEvents): AsyncGenerator<Page> {
+export async function* crawlSitemap(sitemapUrl: string, options: CrawlOptions, ctx: CrawlContext, events: CrawlEvents): AsyncGenerator<ParsedDocument> {
   const robots = new Robots(ctx);
   const urls = await sitemapUrls(sitemapUrl, ctx, options.maxPages);
   const allowed: string[] = [];
@@ -156,7 +163,7 @@ export async function* crawlSitemap(sitemapUrl: string, options: CrawlOptions, c
   await events.onTotal(allowed.length);
   for (const url of allowed) {
     try {
-      yield (await fetchPage(url, ctx)).page;
+      yield (await fetchPage(url, ctx)).document;
     } catch (err) {
       ctx.signal.throwIfAborted();
       events.onFailure({ url, reason: describe(err) });

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSource } from '../api/knowledge/service.js';
-import type { AppDeps } from '../http/context.js';
+import type { KnowledgeDeps } from './runtime.js';
+import { createSource } from './sources.js';
 
 /** The repository root (this file lives in src/knowledge/). */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -12,7 +12,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * Markdown source each, ingested in the background like any other source. Returns how many were
  * queued (0 when the files are not shipped, e.g. in a trimmed image).
  */
-export async function addProjectDocs(deps: AppDeps, projectId: string, root = ROOT): Promise<number> {
+export async function addProjectDocs(deps: KnowledgeDeps, projectId: string, root = ROOT): Promise<number> {
   const files: string[] = [join(root, 'README.md')];
   try {
     const docs = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).sort();

@@ -4,15 +4,15 @@ import { embedMany, type EmbeddingModel } from 'ai';
 import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { Database } from '../store/schema.js';
-import type { RankedChunk } from './search/index.js';
-import { toRanked } from './search/sqlite.js';
+import { chunkHit, type ChunkRow } from './search/chunk-hit.js';
+import type { KnowledgeHit } from './types.js';
 
 /** Turns text into vectors and finds the chunks nearest to a query. */
 export interface Embedder {
   /** The configured spec, e.g. `openai:text-embedding-3-small`. */
   readonly model: string;
   embed(texts: string[], abortSignal?: AbortSignal): Promise<number[][]>;
-  nearest(db: Kysely<Database>, projectId: string, query: string, limit: number): Promise<RankedChunk[]>;
+  nearest(db: Kysely<Database>, projectId: string, query: string, limit: number): Promise<KnowledgeHit[]>;
 }
 
 /** The embedding model named by ANSWERDESK_EMBEDDING_MODEL (`openai:<m>` or `openai-compatible:<m>`), or null. */
@@ -62,13 +62,13 @@ export function createEmbedder(config: Config): Embedder | null {
     async nearest(db, projectId, query, limit) {
       const [vector] = await embed([query]);
       if (!vector) return [];
-      const { rows } = await sql<Parameters<typeof toRanked>[0] & { embedding: string }>`
+      const { rows } = await sql<ChunkRow & { embedding: string }>`
         select c.id, c.source_id, c.title, c.heading_path, c.url, c.text, 0 as score, c.embedding
         from knowledge_chunks c
         join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
         where c.project_id = ${projectId} and c.embedding is not null`.execute(db);
       return rows
-        .map((row) => ({ ...toRanked(row), score: cosine(vector, JSON.parse(row.embedding) as number[]) }))
+        .map((row) => ({ ...chunkHit(row), score: cosine(vector, JSON.parse(row.embedding) as number[]) }))
         .sort((a, b) => b.score - a.score)
         .slice(0, limit);
     },

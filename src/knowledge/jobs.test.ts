@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { search, waitForSource } from '../../test/support/knowledge.js';
-import { createSource } from '../api/knowledge/service.js';
 import { newId } from '../lib/ids.js';
+import { chunkPage } from './chunk.js';
+import { markdownToPage } from './extract.js';
+import { ingestSource, type Progress } from './ingest.js';
 import { MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js';
-import { knowledgeFor } from './runtime.js';
+import { DocumentParser } from './parser.js';
+import { createSource } from './sources.js';
 
 describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
   let t: TestApp;
@@ -82,7 +85,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     try {
       // Give the worker several polls; the job must still belong to the live owner.
       for (let i = 0; i < 10; i++) {
-        knowledgeFor(t.deps).wakeWorker?.();
+        t.deps.knowledge.jobQueued.notify();
         await new Promise((r) => setTimeout(r, 20));
       }
       const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
@@ -109,6 +112,34 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       await Promise.all(workers.map((w) => w.stop()));
       await Promise.all(nodes.map((n) => n.close()));
     }
+  });
+
+  it('a long document reports its chunks as they are written, not only when the page is done', async () => {
+    const { project } = await createProject(t);
+    const payload = Array.from({ length: 2300 }, (_, i) => `## Topic ${i}\n\nParagraph number ${i} about returns, parcels and refunds.\n`).join('\n');
+    const total = chunkPage(markdownToPage(payload, 'Manual')).length;
+    expect(total).toBeGreaterThan(2000);
+    const created = await createSource(t.deps, project.id, { type: 'markdown', title: 'Manual', payload });
+    const row = await db().selectFrom('knowledge_sources').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    const reports: Progress[] = [];
+    const result = await ingestSource(row, 'gen_progress', {
+      db: db(),
+      embedder: null,
+      // In place: the progress reports, not the thread, are what this test is about.
+      parser: new DocumentParser({ offThreadMinSize: Infinity }),
+      fetch: { allowPrivateNetwork: false, signal: new AbortController().signal },
+      progress: async (p) => void reports.push(p),
+    });
+    expect(result).toMatchObject({ pages: 1, chunks: total });
+    // The one page's chunks are counted while they are written, then the page is done.
+    expect(reports).toEqual([
+      { pagesDone: 0, pagesTotal: 1, chunksDone: 0 },
+      { pagesDone: 0, pagesTotal: 1, chunksDone: 1000 },
+      { pagesDone: 0, pagesTotal: 1, chunksDone: 2000 },
+      { pagesDone: 1, pagesTotal: 1, chunksDone: total },
+    ]);
+    const written = await db().selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll().as('n')).where('source_id', '=', created.id).executeTakeFirstOrThrow();
+    expect(Number(written.n)).toBe(total);
   });
 
   it('a failed ingestion keeps the reason and leaves nothing searchable', async () => {

@@ -1,11 +1,12 @@
+import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { AppDeps } from '../http/context.js';
 import { base62, newId, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
+import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import { ingestSource, type Progress } from './ingest.js';
-import { knowledgeFor } from './runtime.js';
+import type { KnowledgeDeps } from './runtime.js';
 
 /** A crashed attempt is retried this many times in all before the source is marked failed. */
 export const MAX_ATTEMPTS = 3;
@@ -23,7 +24,10 @@ export interface WorkerOptions {
 export interface KnowledgeWorker {
   /** Checks the queue now instead of at the next poll. */
   wake(): void;
-  /** Stops claiming; waits for the job in hand to finish or give up its lease. */
+  /**
+   * Stops claiming and aborts the job in hand, which goes back to the queue (its attempt not
+   * counted) for the next worker, on this node after a restart or on another; resolves once it has.
+   */
   stop(): Promise<void>;
 }
 
@@ -46,6 +50,17 @@ export async function enqueueIngestion(db: Kysely<Database> | Transaction<Databa
       updated_at: at,
     })
     .execute();
+}
+
+/** Whether an ingestion of the source is queued or running. */
+export async function ingestionPending(db: Kysely<Database>, sourceId: string): Promise<boolean> {
+  const active = await db
+    .selectFrom('knowledge_jobs')
+    .select('id')
+    .where('source_id', '=', sourceId)
+    .where('status', 'in', ['queued', 'running'])
+    .executeTakeFirst();
+  return active !== undefined;
 }
 
 const claimable = (at: string) =>
@@ -100,7 +115,35 @@ async function failSource(db: Kysely<Database>, job: Job, reason: string): Promi
  * transaction, makes that generation the visible one and drops the previous one. Losing the lease
  * (another node took the job over) aborts the work without touching the source.
  */
-async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions): Promise<void> {
+/** The worker was stopped (shutdown) while the job ran. */
+class WorkerStopped extends Error {}
+
+/**
+ * Puts a job that its worker gave up on at shutdown back in the queue. The attempt is not counted:
+ * it did not crash. Its half-written generation is cleared by the next attempt.
+ */
+async function requeue(db: Kysely<Database>, job: Job, owner: string): Promise<void> {
+  const at = now();
+  await db.transaction().execute(async (trx) => {
+    const res = await trx
+      .updateTable('knowledge_jobs')
+      .set({ status: 'queued', lease_owner: null, lease_until: null, attempts: sql`attempts - 1`, updated_at: at })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return;
+    await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: at }).where('id', '=', job.source_id).execute();
+  });
+}
+
+async function runJob(
+  deps: KnowledgeDeps,
+  job: Job,
+  owner: string,
+  options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions,
+  stopping: AbortSignal,
+): Promise<void> {
   const db = deps.store.db;
   const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', job.source_id).executeTakeFirst();
   if (!source) return; // deleted meanwhile: the cascade removed the job as well
@@ -115,6 +158,9 @@ async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<
     .execute();
 
   const abort = new AbortController();
+  const onStop = () => abort.abort(new WorkerStopped('The worker stopped'));
+  if (stopping.aborted) onStop();
+  else stopping.addEventListener('abort', onStop, { once: true });
   const renew = async () => {
     const res = await db
       .updateTable('knowledge_jobs')
@@ -127,10 +173,11 @@ async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<
   };
   const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(50, options.leaseMs / 3));
   try {
-    const runtime = knowledgeFor(deps);
+    const runtime = deps.knowledge;
     const result = await ingestSource(source, job.generation, {
       db,
       embedder: runtime.embedder,
+      parser: runtime.parser,
       fetch: { allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, addressPolicy: options.addressPolicy, signal: abort.signal },
       progress: async (p: Progress) => {
         await db
@@ -168,13 +215,25 @@ async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<
     });
   } catch (err) {
     clearInterval(heartbeat);
+    if (abort.signal.reason instanceof WorkerStopped) {
+      options.log?.info({ jobId: job.id, sourceId: source.id }, 'knowledge job stopped at shutdown; it is queued again');
+      await requeue(db, job, owner);
+      return;
+    }
     if (abort.signal.aborted) {
       options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
+      return;
+    }
+    if (isUnavailable(err)) {
+      // Not the source's fault: the job is retried once its lease runs out (counted as an attempt).
+      options.log?.warn({ jobId: job.id, sourceId: source.id, err: { message: (err as Error).message } }, 'knowledge ingestion interrupted: database unavailable');
       return;
     }
     const reason = (err as Error).message || 'Ingestion failed';
     options.log?.warn({ jobId: job.id, sourceId: source.id, reason }, 'knowledge ingestion failed');
     await failSource(db, job, reason);
+  } finally {
+    stopping.removeEventListener('abort', onStop);
   }
 }
 
@@ -183,31 +242,39 @@ async function runJob(deps: AppDeps, job: Job, owner: string, options: Required<
  * number of nodes may run one against the same PostgreSQL), and on start picks up jobs whose node
  * died mid-way once their lease has run out.
  */
-export function startKnowledgeWorker(deps: AppDeps, options: WorkerOptions = {}): KnowledgeWorker {
+export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions = {}): KnowledgeWorker {
   const opts = { leaseMs: 30_000, pollMs: 1_000, ...options };
   const owner = `worker_${base62(12)}`;
   let running = true;
+  let databaseDown = false;
+  const stopping = new AbortController();
   let wakeUp: (() => void) | null = null;
   let pending = false;
-  const runtime = knowledgeFor(deps);
   const wake = () => {
     pending = true;
     wakeUp?.();
   };
-  runtime.wakeWorker = wake;
+  const unsubscribe = deps.knowledge.jobQueued.subscribe(wake);
 
   const loop = (async () => {
     while (running) {
       pending = false;
+      // A wake-up comes from the request that queued the job; claim it in a later turn of the
+      // event loop rather than in the same one (SQLite would run both back to back).
+      await setImmediate();
       try {
         const job = await claim(deps.store.db, owner, opts.leaseMs);
+        databaseDown = false;
         if (job) {
-          await runJob(deps, job, owner, opts);
+          await runJob(deps, job, owner, opts, stopping.signal);
           continue;
         }
       } catch (err) {
         if (!running) break;
-        opts.log?.error({ err }, 'knowledge worker error');
+        // During a database outage every poll fails: say so once, not once a second.
+        if (!isUnavailable(err)) opts.log?.error({ err }, 'knowledge worker error');
+        else if (!databaseDown) opts.log?.warn({ err: { message: (err as Error).message } }, 'knowledge worker waits for the database');
+        databaseDown = isUnavailable(err);
       }
       if (!running || pending) continue;
       await new Promise<void>((resolve) => {
@@ -225,7 +292,8 @@ export function startKnowledgeWorker(deps: AppDeps, options: WorkerOptions = {})
     wake,
     async stop() {
       running = false;
-      if (runtime.wakeWorker === wake) runtime.wakeWorker = null;
+      stopping.abort();
+      unsubscribe();
       wakeUp?.();
       await loop;
     },

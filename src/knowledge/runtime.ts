@@ -1,28 +1,32 @@
-import type { AppDeps } from '../http/context.js';
+import type { Config } from '../config.js';
+import { Signal } from '../lib/signal.js';
+import type { Store } from '../store/index.js';
 import { createEmbedder, type Embedder } from './embeddings.js';
+import { DocumentParser } from './parser.js';
 import { createKnowledgeSearch, type KnowledgeSearch } from './search/index.js';
 
-/** The knowledge machinery of one app instance, built once from its deps. */
+/** The knowledge machinery of one app instance, built once at boot. */
 export interface KnowledgeRuntime {
   search: KnowledgeSearch;
   embedder: Embedder | null;
-  /** Set while an ingestion worker runs in this process; new jobs wake it at once. */
-  wakeWorker: (() => void) | null;
+  /** Reads documents for ingestion, large ones in a worker thread. */
+  parser: DocumentParser;
+  /** Notified when a job is queued: wakes this process's ingestion workers at once. */
+  jobQueued: Signal;
 }
 
-const runtimes = new WeakMap<AppDeps, KnowledgeRuntime>();
+/** What the knowledge functions need of the app's deps. */
+export interface KnowledgeDeps {
+  config: Config;
+  store: Store;
+  knowledge: KnowledgeRuntime;
+}
 
 /**
- * The knowledge runtime of these deps: the search implementation for the store's database and the
- * embedder named by the config, chosen on first use and shared by the API, the agent tool and the
- * ingestion worker.
+ * The search implementation for the store's database, the embedder named by the config and the
+ * document parser, shared by the API, the agent tool and the ingestion worker.
  */
-export function knowledgeFor(deps: AppDeps): KnowledgeRuntime {
-  let runtime = runtimes.get(deps);
-  if (!runtime) {
-    const embedder = createEmbedder(deps.config);
-    runtime = { search: createKnowledgeSearch(deps.store, embedder), embedder, wakeWorker: null };
-    runtimes.set(deps, runtime);
-  }
-  return runtime;
+export function createKnowledgeRuntime(config: Config, store: Store): KnowledgeRuntime {
+  const embedder = createEmbedder(config);
+  return { search: createKnowledgeSearch(store, embedder), embedder, parser: new DocumentParser(), jobQueued: new Signal() };
 }

@@ -28,6 +28,12 @@ export const Unauthorized = (message = 'Unauthorized') => new HttpError(401, mes
 export const Forbidden = (message: string) => new HttpError(403, message);
 export const NotFound = (message: string) => new HttpError(404, message);
 export const Conflict = (message: string) => new HttpError(409, message);
-export const PayloadTooLarge = () => new HttpError(413, 'Request body too large');
 export const TooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'Rate limit exceeded', {}, { 'retry-after': String(retryAfterSeconds) });
+
+/** Seconds a client is asked to wait after a 503: a database failover or a restart takes about this. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** 503 with Retry-After: a dependency is down or the node is at capacity or shutting down; try again soon. */
+export const ServiceUnavailable = (message = 'Service unavailable', retryAfterSeconds = UNAVAILABLE_RETRY_AFTER_SECONDS) =>
+  new HttpError(503, message, {}, { 'retry-after': String(retryAfterSeconds) });

@@ -1,78 +1,15 @@
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-
-export type Bucket = 'chat' | 'session' | 'general' | 'admin';
-
-/** Requests per 60 s window when the project sets no override. */
-export const DEFAULT_LIMITS: Record<Bucket, number> = { chat: 30, session: 10, general: 60, admin: 600 };
-export const WINDOW_SECONDS = 60;
-
-export interface RateLimitDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Unix epoch seconds at which the window resets. */
-  reset: number;
-  /** Seconds to wait before retrying; 0 when allowed. */
-  retryAfter: number;
-}
+export { DEFAULT_LIMITS } from './limiter.js';
+export type { Bucket, FallbackEvent, RateLimitDecision, RateLimiter, RedisOptions } from './limiter.js';
+import type { RateLimiter, RedisOptions } from './limiter.js';
 
 /**
- * Fixed-window counters. Two forms behind this one interface: in-process memory (one node) and
- * Redis (all nodes share one count), both from rate-limiter-flexible.
+ * The rate limiter named by the config: Redis when a URL is given (all nodes share one count), else
+ * this process's memory. Each form is loaded only when chosen.
  */
-export interface RateLimiter {
-  readonly kind: 'memory' | 'redis';
-  consume(bucket: Bucket, limit: number, key: string): Promise<RateLimitDecision>;
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * Shared core: one rate-limiter-flexible limiter per (bucket, limit), created on first use, since
- * per-project overrides change the point budget.
- */
-export function limiterFamily(
-  kind: RateLimiter['kind'],
-  create: (keyPrefix: string, points: number) => RateLimiterAbstract,
-  hooks: { ping(): Promise<void>; close(): Promise<void> },
-): RateLimiter {
-  const limiters = new Map<string, RateLimiterAbstract>();
-  return {
-    kind,
-    async consume(bucket, limit, key) {
-      const id = `${bucket}:${limit}`;
-      let limiter = limiters.get(id);
-      if (!limiter) {
-        limiter = create(`rl:${id}`, limit);
-        limiters.set(id, limiter);
-      }
-      try {
-        return decision(limit, true, await limiter.consume(key, 1));
-      } catch (err) {
-        if (err instanceof RateLimiterRes) return decision(limit, false, err);
-        throw err;
-      }
-    },
-    ping: hooks.ping,
-    close: hooks.close,
-  };
-}
-
-function decision(limit: number, allowed: boolean, res: RateLimiterRes): RateLimitDecision {
-  const msBeforeNext = Math.max(0, res.msBeforeNext);
-  return {
-    allowed,
-    limit,
-    remaining: Math.max(0, limit - res.consumedPoints),
-    reset: Math.ceil((Date.now() + msBeforeNext) / 1000),
-    retryAfter: allowed ? 0 : Math.max(1, Math.ceil(msBeforeNext / 1000)),
-  };
-}
-
-export async function createRateLimiter(redisUrl?: string, prefix = 'answerdesk'): Promise<RateLimiter> {
+export async function createRateLimiter(redisUrl?: string, prefix = 'answerdesk', redis: RedisOptions = {}): Promise<RateLimiter> {
   if (redisUrl) {
     const { createRedisLimiter } = await import('./redis.js');
-    return createRedisLimiter(redisUrl, prefix);
+    return createRedisLimiter(redisUrl, prefix, redis);
   }
   const { createMemoryLimiter } = await import('./memory.js');
   return createMemoryLimiter();

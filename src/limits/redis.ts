@@ -1,12 +1,57 @@
 import { Redis } from 'ioredis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { limiterFamily, WINDOW_SECONDS, type RateLimiter } from './index.js';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { limiterFamily, WINDOW_SECONDS, type FallbackEvent, type RateLimiter, type RedisOptions } from './limiter.js';
 
-/** Counts in Redis, so every node behind a load balancer sees one count per key. */
-export async function createRedisLimiter(url: string, prefix: string): Promise<RateLimiter> {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true });
-  // A Redis outage must not crash the node; requests fail with 500 and /ready reports it.
-  client.on('error', () => {});
+/** While Redis stays away, the fallback warning is repeated at most this often. */
+const WARN_EVERY_MS = 60_000;
+
+/**
+ * Counts in Redis, so every node behind a load balancer sees one count per key. When Redis does not
+ * answer (refused, cut, or silent past the command timeout), each call is counted in this node's
+ * memory instead, through rate-limiter-flexible's `insuranceLimiter`: limits still hold per node
+ * and requests are served, rather than every request failing during the outage. /ready reports
+ * Redis down all the same.
+ */
+export async function createRedisLimiter(url: string, prefix: string, options: RedisOptions = {}): Promise<RateLimiter> {
+  const client = new Redis(url, {
+    // No queue while disconnected: a call fails at once and falls back instead of waiting.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    // A call that timed out was already counted in memory: sending it again after reconnecting
+    // would count it twice.
+    autoResendUnfulfilledCommands: false,
+    lazyConnect: true,
+    connectTimeout: options.connectTimeoutMs ?? 5000,
+    commandTimeout: options.commandTimeoutMs ?? 1000,
+  });
+  const listeners = new Set<(event: FallbackEvent) => void>();
+  const emit = (event: FallbackEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+  let lastError: string | undefined;
+  let degradedSince = 0;
+  let warnedAt = 0;
+  // Connection errors are expected during an outage (the client keeps reconnecting); they must not
+  // crash the node. They are reported through the fallback event, once a minute at most.
+  client.on('error', (err: Error) => void (lastError = err.message));
+  client.on('ready', () => {
+    if (!degradedSince) return;
+    degradedSince = 0;
+    emit({ type: 'restored' });
+  });
+  const fellBack = () => {
+    // A command timed out on a connection that looks ready: the server went silent. Dropping that
+    // connection makes the next calls fall back at once (the client is not ready) instead of each
+    // waiting for the timeout, and the client reconnects until Redis answers. Destroyed, not ended:
+    // a polite close would wait for a peer that does not answer.
+    if (client.status === 'ready' && !client.stream.destroyed) client.stream.destroy();
+    const at = Date.now();
+    degradedSince ||= at;
+    if (at - warnedAt < WARN_EVERY_MS) return;
+    warnedAt = at;
+    emit({ type: 'fallback', status: client.status, error: lastError });
+  };
+
   await client.connect();
   return limiterFamily(
     'redis',
@@ -17,14 +62,34 @@ export async function createRedisLimiter(url: string, prefix: string): Promise<R
         points,
         duration: WINDOW_SECONDS,
         rejectIfRedisNotReady: true,
+        insuranceLimiter: new FallbackLimiter({ keyPrefix, points, duration: WINDOW_SECONDS }, fellBack),
       }),
     {
       async ping() {
         await client.ping();
+      },
+      onFallback(listener) {
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
       },
       async close() {
         client.disconnect();
       },
     },
   );
+}
+
+/** The in-memory insurance limiter, which says when it is used. */
+class FallbackLimiter extends RateLimiterMemory {
+  constructor(
+    options: ConstructorParameters<typeof RateLimiterMemory>[0],
+    private readonly used: () => void,
+  ) {
+    super(options);
+  }
+
+  override consume(key: string | number, points?: number, options?: { [key: string]: unknown }) {
+    this.used();
+    return super.consume(key, points, options);
+  }
 }

@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import type { Config } from '../config.js';
+import { isUnavailable } from './faults.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -13,35 +15,67 @@ export interface Store {
   dialect: Dialect;
   /** Cheap round trip used by /ready. */
   ping(): Promise<void>;
+  /**
+   * Calls `listener` when a connection fails while no query is waiting on it (an idle pooled
+   * connection cut by a failover, a restart or a proxy's idle timeout). The pool has already dropped
+   * it; the next query opens a new one. Returns the unsubscribe function.
+   */
+  onConnectionLost(listener: (err: Error) => void): () => void;
   close(): Promise<void>;
 }
 
 export interface StoreOptions {
   /** PostgreSQL only: the schema to use (created when missing). Tests give each app its own. */
   schema?: string;
+  /** PostgreSQL: `application_name` of the connections, shown in pg_stat_activity. A value in the URL wins. */
+  applicationName?: string;
+  /** PostgreSQL: longest wait for a connection (opening one, or a free one from a full pool). */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: `statement_timeout` of every statement but migrations. The client also gives up on a
+   * connection that stays silent a second longer (dropped packets) and discards it.
+   */
+  statementTimeoutMs?: number;
+  /** SQLite: how long a write waits for another connection's lock before failing with SQLITE_BUSY. */
+  busyTimeoutMs?: number;
 }
+
+/** The store options the configuration asks for. */
+export function storeOptions(config: Config): StoreOptions {
+  return {
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    busyTimeoutMs: config.SQLITE_BUSY_TIMEOUT_MS,
+  };
+}
+
+/** Margin past statement_timeout after which the client stops waiting for the server's answer. */
+const READ_TIMEOUT_MARGIN_MS = 1000;
 
 /**
  * Opens the database named by `url` (`sqlite:<path>`, `sqlite::memory:` or `postgres://…`) and
  * brings its schema up to date.
  */
 export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
-  const store = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length)) : await openPostgres(url, options);
-  try {
-    await migrate(store.db, options.schema);
-  } catch (err) {
-    await store.close();
-    throw err;
+  if (url.startsWith('sqlite:')) {
+    const store = openSqlite(url.slice('sqlite:'.length), options);
+    try {
+      await migrate(store.db, options.schema);
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
   }
-  return store;
+  return openPostgres(url, options);
 }
 
-function openSqlite(path: string): Store {
+function openSqlite(path: string, { busyTimeoutMs = 5000 }: StoreOptions): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   database.pragma('synchronous = NORMAL');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusePreparedStatements(database) }) });
   return {
@@ -50,6 +84,8 @@ function openSqlite(path: string): Store {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    // One connection in this process, and no network between it and the file.
+    onConnectionLost: () => () => {},
     async close() {
       await db.destroy();
     },
@@ -76,10 +112,27 @@ function reusePreparedStatements(database: SQLite.Database, max = 1000): SQLite.
   return database;
 }
 
-async function openPostgres(url: string, { schema }: StoreOptions): Promise<Store> {
+/**
+ * Type parsers of the store's own connections. Counts (`count(*)`, int8) come back from pg as
+ * strings; read as numbers, rows look the same as SQLite's. Set per pool, not on pg's process-wide
+ * parsers, so no other pg client in the process is affected.
+ */
+const rowTypes = new pg.TypeOverrides();
+rowTypes.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+async function openPostgres(url: string, options: StoreOptions): Promise<Store> {
+  const { schema, connectTimeoutMs = 5000, statementTimeoutMs = 10_000 } = options;
   if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`Invalid schema name: ${schema}`);
+  const base: pg.PoolConfig = {
+    connectionString: url,
+    application_name: options.applicationName ?? 'answerdesk',
+    connectionTimeoutMillis: connectTimeoutMs,
+    // Probes idle connections, so one whose peer vanished without a word is noticed and dropped.
+    keepAlive: true,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  };
   if (schema) {
-    const admin = new pg.Client({ connectionString: url });
+    const admin = new pg.Client({ ...base, options: undefined });
     await admin.connect();
     try {
       await admin.query(`create schema if not exists ${schema}`);
@@ -87,23 +140,84 @@ async function openPostgres(url: string, { schema }: StoreOptions): Promise<Stor
       await admin.end();
     }
   }
+  // Migrations may build indexes on large tables: they run on a connection of their own, without the
+  // statement timeout meant for requests.
+  const migrationPool = new pg.Pool({ ...base, max: 1 });
+  // A connection cut while idle between two migrations fails the next one; it must not end the process.
+  migrationPool.on('error', () => {});
+  const migrations = new Kysely<any>({ dialect: new PostgresDialect({ pool: guardedPool(migrationPool) }) });
+  try {
+    // A schema chosen in the URL (`options=-c search_path=…`) is where the bookkeeping tables belong
+    // too: Kysely would otherwise look for them in `public`, find another install's, and skip ours.
+    const current = schema ?? (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(migrations)).rows[0]?.schema ?? undefined;
+    await migrate(migrations, current === 'public' ? undefined : current);
+  } catch (err) {
+    throw explainConnectFailure(err, url);
+  } finally {
+    await migrations.destroy();
+  }
+
   const pool = new pg.Pool({
-    connectionString: url,
+    ...base,
+    types: rowTypes,
     max: 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + READ_TIMEOUT_MARGIN_MS,
   });
-  // Integer counts come back as strings from `count(*)`; parse int8 so rows read the same as SQLite.
-  pg.types.setTypeParser(20, (v) => Number.parseInt(v, 10));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listeners = new Set<(err: Error) => void>();
+  // Without a listener, an idle connection cut by the server (pg_terminate_backend, failover, restart,
+  // PgBouncer's idle timeout) is an unhandled 'error' event, which ends the process.
+  pool.on('error', (err) => {
+    for (const listener of listeners) listener(err);
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) });
   return {
     db,
     dialect: 'postgres',
     async ping() {
       await sql`select 1`.execute(db);
     },
+    onConnectionLost(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
     async close() {
       await db.destroy();
     },
+  };
+}
+
+/**
+ * The pool as Kysely sees it, with two guards pg-pool leaves to its user:
+ * - a connection that fails while checked out between two queries (inside a transaction) emits
+ *   'error' with no pool listener attached; it is caught here instead of ending the process;
+ * - a connection whose query hit the client-side read timeout still has that query in flight, so
+ *   it is destroyed on release rather than handed to the next caller (Kysely releases without an
+ *   error). So is any connection that failed with a connection fault.
+ */
+function guardedPool(pool: pg.Pool): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const onError = (err: Error) => void (broken ??= err);
+      client.on('error', onError);
+      return {
+        query: ((...args: Parameters<pg.PoolClient['query']>) => {
+          const result = (client.query as (...a: unknown[]) => unknown)(...args);
+          if (!(result instanceof Promise)) return result; // a cursor
+          return result.catch((err: unknown) => {
+            if (isUnavailable(err)) broken ??= err as Error;
+            throw err;
+          });
+        }) as PostgresPoolClient['query'],
+        release() {
+          client.removeListener('error', onError);
+          client.release(broken);
+        },
+      };
+    },
+    end: () => pool.end(),
   };
 }
 
@@ -115,8 +229,39 @@ async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     const cause = error instanceof Error ? error.message : String(error ?? '');
-    throw new Error(`Database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+    const which = failed?.migrationName ? ` ${failed.migrationName}` : '';
+    throw new Error(`Database migration${which} failed: ${cause}`, { cause: error });
   }
+}
+
+/**
+ * The first connection's failure in words a new user can act on: a database that does not exist
+ * yet names the `createdb` command that makes it; a server that refuses connections is named.
+ * Anything else is returned as it was.
+ */
+export function explainConnectFailure(err: unknown, url: string): unknown {
+  const cause = (err as { cause?: unknown })?.cause ?? err;
+  const code = (cause as { code?: string })?.code;
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return err;
+  }
+  const name = decodeURIComponent(target.pathname.slice(1)) || decodeURIComponent(target.username) || 'postgres';
+  const host = target.hostname || 'localhost';
+  const port = target.port || '5432';
+  if (code === '3D000') {
+    const user = target.username ? ` -U ${decodeURIComponent(target.username)}` : '';
+    return new Error(
+      `PostgreSQL database "${name}" does not exist. Create it first, e.g.:\n  createdb -h ${host} -p ${port}${user} ${name}\nthen start again (AnswerDesk creates its tables itself).`,
+      { cause },
+    );
+  }
+  if (code === 'ECONNREFUSED') {
+    return new Error(`Cannot connect to PostgreSQL at ${host}:${port} (connection refused). Is the server running, and is DATABASE_URL right?`, { cause });
+  }
+  return err;
 }
 
 /** True when `err` is a unique-constraint violation, in either database. */

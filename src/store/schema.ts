@@ -67,6 +67,8 @@ export interface MessagesTable {
   model: string | null;
   /** JSON: token usage or null. */
   usage: string | null;
+  /** Id of the answer that replaced this one (a regenerate); null for the current version. */
+  superseded_by: string | null;
   created_at: string;
   updated_at: string;
 }

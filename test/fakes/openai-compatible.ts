@@ -33,6 +33,8 @@ export interface FakeTurn {
   malformedAfterChunks?: number;
   /** Send headers, then these chunks, then nothing more until the client gives up (or `release`). */
   hangAfterChunks?: number;
+  /** Send headers and these chunks, then wait for `resume()` and finish the answer normally. */
+  holdAfterChunks?: number;
   /** Never answer at all (not even headers). */
   hangBeforeHeaders?: boolean;
   /** Pause between chunks. */
@@ -56,6 +58,10 @@ export interface FakeOpenAICompatible {
   setFallback(fn: (request: RecordedRequest) => FakeTurn): void;
   /** Ends every hanging response (their sockets are destroyed). */
   release(): void;
+  /** Lets every held response (`holdAfterChunks`) finish normally. */
+  resume(): void;
+  /** Number of responses waiting for `resume()`. */
+  heldResponses(): number;
   /** Number of responses still open. */
   openResponses(): number;
   close(): Promise<void>;
@@ -66,6 +72,7 @@ export async function startFakeOpenAICompatible(options: { fallback?: (r: Record
   const queue: FakeTurn[] = [];
   const requests: RecordedRequest[] = [];
   const open = new Set<ServerResponse>();
+  const held = new Set<() => void>();
   let fallback = options.fallback ?? (() => ({ text: 'Hello from the fake model.' }));
   let seq = 0;
 
@@ -88,7 +95,7 @@ export async function startFakeOpenAICompatible(options: { fallback?: (r: Record
       const turn = queue.shift() ?? fallback(recorded);
       open.add(res);
       res.on('close', () => open.delete(res));
-      void respond(res, turn, body?.stream === true, ++seq);
+      void respond(res, turn, body?.stream === true, ++seq, held);
     });
   });
   // Many held streams in the benchmark: no idle timeouts.
@@ -106,6 +113,12 @@ export async function startFakeOpenAICompatible(options: { fallback?: (r: Record
     release() {
       for (const res of open) res.destroy();
     },
+    resume() {
+      const waiting = [...held];
+      held.clear();
+      for (const go of waiting) go();
+    },
+    heldResponses: () => held.size,
     openResponses: () => open.size,
     async close() {
       for (const res of open) res.destroy();
@@ -117,7 +130,7 @@ export async function startFakeOpenAICompatible(options: { fallback?: (r: Record
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function respond(res: ServerResponse, turn: FakeTurn, stream: boolean, n: number): Promise<void> {
+async function respond(res: ServerResponse, turn: FakeTurn, stream: boolean, n: number, held: Set<() => void>): Promise<void> {
   if (turn.hangBeforeHeaders) return;
   if (turn.httpError) {
     const body = turn.httpError.body ?? { error: { message: 'upstream failure', type: 'server_error' } };
@@ -195,6 +208,12 @@ async function respond(res: ServerResponse, turn: FakeTurn, stream: boolean, n: 
       return;
     }
     if (turn.hangAfterChunks !== undefined && sent === turn.hangAfterChunks + 1) return;
+    if (turn.holdAfterChunks !== undefined && sent === turn.holdAfterChunks + 1) {
+      await new Promise<void>((resume) => {
+        held.add(resume);
+        res.once('close', () => held.delete(resume) && resume());
+      });
+    }
     if (turn.delayMs && i > 0) await sleep(turn.delayMs);
     // Wait until the bytes are handed to the socket, so a failure scripted after them comes after them.
     await new Promise<void>((resolve) => res.write(events[i], () => resolve()));

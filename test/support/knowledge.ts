@@ -110,3 +110,22 @@ export async function search(app: FastifyInstance, projectId: string, q: string,
   });
   return res.json() as { results: Array<{ chunkId: string; sourceId: string; title: string; url: string | null; headingPath: string[]; text: string; score: number; source: { id: string; type: string; title: string | null } }> };
 }
+
+/**
+ * A generated help manual of about `bytes` characters: many sections of sentences and lists, each
+ * with a unique code (`Code Q<n>X is listed here.`) to search for. Deterministic.
+ */
+export function helpManual(bytes: number): string {
+  const words = ['order', 'refund', 'parcel', 'invoice', 'warranty', 'account', 'payment', 'delivery', 'return', 'exchange', 'voucher', 'address'];
+  let seed = 7;
+  const word = () => words[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % words.length]!;
+  const sentence = (n: number) => `${Array.from({ length: n }, word).join(' ')}.`;
+  const parts = ['# Store manual\n'];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const section = `## Topic ${i}\n\n${sentence(14)} ${sentence(12)} Code Q${i}X is listed here. ${sentence(16)}\n\n- ${sentence(5)}\n- ${sentence(6)}\n`;
+    parts.push(section);
+    size += section.length;
+  }
+  return parts.join('\n');
+}

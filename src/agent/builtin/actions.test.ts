@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { toolDescription } from '../../actions/tools.js';
 import { actionsSkill, fillParameters, matchAction, phraseResult } from './actions.js';
 import { findDates } from './action-params.js';
 import type { BuiltinTurn, OfferedTool } from './types.js';
 
 const track: OfferedTool = {
   name: 'track_order',
-  description: toolDescription({ description: 'Look up where an order is.', examples: ['where is my package', 'has my parcel shipped yet'] }),
+  description: 'Look up where an order is.',
+  examples: ['where is my package', 'has my parcel shipped yet'],
   inputSchema: {
     type: 'object',
     properties: { orderNumber: { type: 'string', pattern: '^A-\\d{4}$', description: 'Order number' } },
@@ -15,7 +15,8 @@ const track: OfferedTool = {
 };
 const book: OfferedTool = {
   name: 'book_call',
-  description: toolDescription({ description: 'Book a call with the sales team.', examples: ['I would like to talk to someone'] }),
+  description: 'Book a call with the sales team.',
+  examples: ['I would like to talk to someone'],
   inputSchema: {
     type: 'object',
     properties: {
@@ -29,7 +30,7 @@ const book: OfferedTool = {
 };
 
 function turn(userTexts: string[], previousAnswer: string | null = null, tools = [track, book]): BuiltinTurn {
-  return { question: userTexts.at(-1)!, userTexts, previousAnswer, system: '', projectName: null, tools, outcomes: [] };
+  return { question: userTexts.at(-1)!, userTexts, previousAnswer, projectName: null, tools, outcomes: [] };
 }
 
 describe('builtin model: actions', () => {

@@ -1,5 +1,5 @@
 import { askLabel, fillParameters } from './action-params.js';
-import { KNOWLEDGE_TOOL } from './knowledge.js';
+import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { clip, coverage, humanize, keywords } from './text.js';
 import type { BuiltinDecision, BuiltinTurn, OfferedTool } from './types.js';
 
@@ -7,8 +7,6 @@ export { fillParameters } from './action-params.js';
 
 /** Opening of the question the builtin asks when a matched action lacks parameters. */
 const ASK_PREFIX = 'To ';
-/** Where an action tool's description lists its example phrases (see src/actions/tools.ts). */
-const EXAMPLES_MARK = /\n\nExamples of requests: (.*)$/s;
 
 /**
  * The actions part of the builtin model: picks the offered action whose name, description and
@@ -36,14 +34,6 @@ export function actionsSkill(turn: BuiltinTurn): BuiltinDecision | null {
   return { kind: 'answer', text: `${askOpening(action)}, I need ${listOf(missing.map((m) => `your ${askLabel(m)}`))}. Could you tell me?` };
 }
 
-/** The description without its example list, and the examples. */
-export function splitDescription(description: string): { text: string; examples: string[] } {
-  const m = EXAMPLES_MARK.exec(description);
-  if (!m) return { text: description, examples: [] };
-  const examples = [...m[1]!.matchAll(/"([^"]*)"/g)].map((x) => x[1]!).filter(Boolean);
-  return { text: description.slice(0, m.index), examples };
-}
-
 /**
  * How well `question` fits an action: words of its name count double, words of its description
  * once, and an example phrase whose meaningful words the question mostly repeats counts most.
@@ -51,7 +41,7 @@ export function splitDescription(description: string): { text: string; examples:
 export function actionScore(question: string, action: OfferedTool): number {
   const asked = keywords(question);
   const askedSet = new Set(asked);
-  const { text, examples } = splitDescription(action.description);
+  const { description: text, examples } = action;
   const nameWords = new Set(keywords(humanize(action.name)));
   const descWords = new Set(keywords(text));
   let nameHits = 0;
@@ -86,8 +76,7 @@ export function matchAction(question: string, actions: OfferedTool[]): OfferedTo
 
 /** Short label of an action: the first sentence of its description, else its humanized name. */
 function label(action: OfferedTool): string {
-  const { text } = splitDescription(action.description);
-  const first = text.split(/(?<=[.!?])\s|\n/)[0]?.trim().replace(/[.!?]$/, '');
+  const first = action.description.split(/(?<=[.!?])\s|\n/)[0]?.trim().replace(/[.!?]$/, '');
   return first && first.length <= 80 ? first.replace(/^\p{Lu}(?=\p{Ll})/u, (c) => c.toLowerCase()) : humanize(action.name);
 }
 

@@ -1,9 +1,8 @@
-import { distinctSources, readHits, type CitedSource, type HitLike } from '../sources.js';
+import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
+import type { KnowledgeHit } from '../../knowledge/types.js';
+import { distinctSources, readHits, type CitedSource } from '../sources.js';
 import { clip, coverage, keywords, sentences } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
-
-/** Name of the knowledge tool (the contract with src/knowledge). */
-export const KNOWLEDGE_TOOL = 'search_knowledge';
 
 /** A passage must cover at least this share of the question's keywords to be used. */
 const MIN_COVERAGE = 0.3;
@@ -47,7 +46,7 @@ export function searchQuery(turn: BuiltinTurn): string {
 }
 
 interface Scored {
-  hit: HitLike;
+  hit: KnowledgeHit;
   coverage: number;
 }
 
@@ -55,7 +54,7 @@ interface Scored {
  * Composes a cited answer from the hits, or says plainly that nothing matched. Only the sources the
  * answer quotes are cited, numbered in the order they are quoted.
  */
-export function answerFromHits(question: string, hits: HitLike[]): { text: string; sources: CitedSource[] } {
+export function answerFromHits(question: string, hits: KnowledgeHit[]): { text: string; sources: CitedSource[] } {
   const asked = keywords(question);
   const sources = distinctSources(hits);
   const scored: Scored[] = hits

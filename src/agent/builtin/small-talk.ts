@@ -1,4 +1,4 @@
-import { KNOWLEDGE_TOOL } from './knowledge.js';
+import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { humanize } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 

@@ -1,16 +1,14 @@
-import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput } from '@ai-sdk/provider';
+import type { LanguageModelV3CallOptions, LanguageModelV3Prompt, LanguageModelV3ToolResultOutput, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { MODEL_HINTS, type CallHints, type ToolHints } from '../../lib/model-hints.js';
 import type { BuiltinTurn, OfferedTool, ToolOutcome } from './types.js';
 
-/** The name the system prompt gives the company ("You are the support assistant of Acme."). */
-const PROJECT_NAME = /support assistant of (.+?)\.(?:\s|$)/;
-
-/** Turns the AI SDK call options into the plain view the decision modules work on. */
-export function readTurn(options: Pick<LanguageModelV3CallOptions, 'prompt' | 'tools'>): BuiltinTurn {
+/**
+ * Turns the AI SDK call options into the plain view the decision modules work on. The company's
+ * name and the actions' examples come from AnswerDesk's provider options (lib/model-hints.ts),
+ * never from the wording of the prompt.
+ */
+export function readTurn(options: Pick<LanguageModelV3CallOptions, 'prompt' | 'tools' | 'providerOptions'>): BuiltinTurn {
   const prompt = options.prompt;
-  const system = prompt
-    .filter((m) => m.role === 'system')
-    .map((m) => m.content)
-    .join('\n\n');
 
   const lastUser = findLastIndex(prompt, (m) => m.role === 'user');
   const userTexts = prompt.filter((m) => m.role === 'user').map(messageText);
@@ -27,19 +25,31 @@ export function readTurn(options: Pick<LanguageModelV3CallOptions, 'prompt' | 't
     }
   }
 
-  const tools: OfferedTool[] = (options.tools ?? []).flatMap((t) =>
-    t.type === 'function' ? [{ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema }] : [],
-  );
+  const tools: OfferedTool[] = (options.tools ?? []).flatMap((t) => {
+    if (t.type !== 'function') return [];
+    const hints = toolHints(t.providerOptions);
+    return [{ name: t.name, description: hints?.description ?? t.description ?? '', examples: hints?.examples ?? [], inputSchema: t.inputSchema }];
+  });
 
   return {
     question: lastUser >= 0 ? messageText(prompt[lastUser]) : '',
     userTexts,
     previousAnswer,
-    system,
-    projectName: PROJECT_NAME.exec(system)?.[1] ?? null,
+    projectName: callHints(options.providerOptions)?.projectName ?? null,
     tools,
     outcomes: readOutcomes(prompt.slice(lastUser + 1)),
   };
+}
+
+function callHints(options: SharedV3ProviderOptions | undefined): CallHints | null {
+  const hints = options?.[MODEL_HINTS];
+  return typeof hints?.projectName === 'string' ? { projectName: hints.projectName } : null;
+}
+
+function toolHints(options: SharedV3ProviderOptions | undefined): ToolHints | null {
+  const hints = options?.[MODEL_HINTS];
+  if (typeof hints?.description !== 'string' || !Array.isArray(hints.examples)) return null;
+  return { description: hints.description, examples: hints.examples.filter((e): e is string => typeof e === 'string') };
 }
 
 function messageText(m: LanguageModelV3Prompt[number]): string {

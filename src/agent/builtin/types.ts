@@ -6,7 +6,10 @@ export type JsonSchema = LanguageModelV3FunctionTool['inputSchema'];
 /** A tool the agent offered to the model for this call (name, description, JSON Schema of its input). */
 export interface OfferedTool {
   name: string;
+  /** What the tool does; for an action, its description without the example requests. */
   description: string;
+  /** Requests that should trigger the tool (actions only). */
+  examples: string[];
   inputSchema: JsonSchema;
 }
 
@@ -31,8 +34,6 @@ export interface BuiltinTurn {
   userTexts: string[];
   /** Text of the assistant message before `question`, if any (e.g. a question we asked). */
   previousAnswer: string | null;
-  /** The system prompt (project instructions, page context, skills). */
-  system: string;
   /** Name the system prompt gives the assistant's company, if any (for greetings). */
   projectName: string | null;
   tools: OfferedTool[];

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { secretBox } from '../../actions/secret-box.js';
-import { secretContext, type StoredHeader } from '../../actions/definition.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
-import type { CreatedProject } from '../projects/service.js';
+import { secretContext, type StoredHeader } from '../../actions/definition.js';
+import { secretBox } from '../../actions/secret-box.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { Action } from './schema.js';
 
 const SECRET = 'sk_live_51H_very_secret_value';
@@ -31,6 +31,9 @@ describe.each(dialects)('actions admin API on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect, env: { ANSWERDESK_SECRET_KEY: TEST_SECRET_KEY } });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     p = await createProject(t);
     other = await createProject(t, {}, 'Other');
   });
@@ -77,6 +80,7 @@ describe.each(dialects)('actions admin API on $name', (dialect) => {
   });
 
   it('refuses a second action with the same name (409), also when renaming', async () => {
+    expect((await create(orderLookup)).statusCode).toBe(201);
     const dup = await create(orderLookup);
     expect(dup.statusCode).toBe(409);
     expect(dup.json()).toEqual({ error: 'An action named "lookup_order" already exists in this project' });

@@ -1,5 +1,6 @@
-import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { deleteAction, loadAction } from '../../actions/actions.js';
 import { executeAction } from '../../actions/execute.js';
 import { secretBox } from '../../actions/secret-box.js';
 import { API_PREFIX } from '../../http/auth.js';
@@ -16,7 +17,7 @@ import {
   testActionBody,
   testActionResult,
 } from './schema.js';
-import { createAction, deleteAction, getActionRow, listActions, listCalls, loadAction, toAction, updateAction } from './service.js';
+import { createAction, getAction, listActionCalls, listActions, updateAction } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/actions`;
 
@@ -30,9 +31,12 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   const box = () => secretBox(config);
 
   app.post(BASE, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['actions'],
+      operationId: 'createAction',
       summary: 'Create an action',
+      description: 'Validates the URL template, parameters schema and headers; secret header values are encrypted at rest and never shown again.',
       params: projectParams,
       body: createActionBody,
       response: { 201: actionWrapped, ...adminErrors, 409: adminError.describe('An action with this name already exists in the project.') },
@@ -44,7 +48,15 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(BASE, {
-    schema: { tags: ['admin'], summary: 'List actions', params: projectParams, response: { 200: actionList, ...adminErrors } },
+    config: { auth: 'admin' },
+    schema: {
+      tags: ['actions'],
+      operationId: 'listActions',
+      summary: 'List actions',
+      description: 'The project’s actions, oldest first; secret header values read as the mask.',
+      params: projectParams,
+      response: { 200: actionList, ...adminErrors },
+    },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
       return { actions: await listActions(db, project.id) };
@@ -52,16 +64,26 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/:actionId`, {
-    schema: { tags: ['admin'], summary: 'Read an action', params: actionParams, response: { 200: actionWrapped, ...adminErrors } },
+    config: { auth: 'admin' },
+    schema: {
+      tags: ['actions'],
+      operationId: 'getAction',
+      summary: 'Read an action',
+      description: 'One action; secret header values read as the mask.',
+      params: actionParams,
+      response: { 200: actionWrapped, ...adminErrors },
+    },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      return { action: toAction(await getActionRow(db, project.id, request.params.actionId)) };
+      return { action: await getAction(db, project.id, request.params.actionId) };
     },
   });
 
   app.patch(`${BASE}/:actionId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['actions'],
+      operationId: 'updateAction',
       summary: 'Update an action',
       description: 'Fields given replace the stored ones; `headers` replaces the whole set.',
       params: actionParams,
@@ -75,7 +97,15 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete(`${BASE}/:actionId`, {
-    schema: { tags: ['admin'], summary: 'Delete an action (and its call log)', params: actionParams, response: { 204: z.null().describe('Deleted.'), ...adminErrors } },
+    config: { auth: 'admin' },
+    schema: {
+      tags: ['actions'],
+      operationId: 'deleteAction',
+      summary: 'Delete an action',
+      description: 'Deletes the action and its call log; the agent stops offering it at once.',
+      params: actionParams,
+      response: { 204: z.null().describe('Deleted.'), ...adminErrors },
+    },
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
       await deleteAction(db, project.id, request.params.actionId);
@@ -84,8 +114,10 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${BASE}/:actionId/test`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['actions'],
+      operationId: 'testAction',
       summary: 'Call an action once with given arguments',
       description:
         'Makes the real request (also for a disabled action) and returns it with the response; secret headers and user tokens are masked. Recorded in the call log as a test.',
@@ -111,8 +143,10 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/:actionId/calls`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['actions'],
+      operationId: 'listActionCalls',
       summary: "An action's call log",
       description: 'Time, outcome, HTTP status, latency and error of each call; never arguments, headers or bodies.',
       params: actionParams,
@@ -121,8 +155,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      const action = await getActionRow(db, project.id, request.params.actionId);
-      return listCalls(db, action.id, request.query);
+      return listActionCalls(db, project.id, request.params.actionId, request.query);
     },
   });
 };

@@ -34,7 +34,10 @@ const headerInput = z.union([
 const headersInput = z
   .record(headerName, headerInput)
   .refine((h) => Object.keys(h).length <= MAX_HEADERS, `at most ${MAX_HEADERS} headers`)
-  .describe(`Static request headers. Secret values are never shown again; in a PATCH, "${SECRET_MASK}" keeps the stored value.`);
+  .meta({
+    description: `Static request headers. Secret values are never shown again; in a PATCH, "${SECRET_MASK}" keeps the stored value.`,
+    maxProperties: MAX_HEADERS,
+  });
 
 const paramList = z.array(z.string().min(1).max(64)).max(100);
 
@@ -67,7 +70,8 @@ export const createActionBody = z
     timeoutMs: timeoutMs.default(DEFAULT_TIMEOUT_MS),
     enabled: z.boolean().default(true),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateActionRequest', description: 'A new action.' });
 export type CreateActionBody = z.infer<typeof createActionBody>;
 
 export const patchActionBody = z
@@ -85,7 +89,8 @@ export const patchActionBody = z
     enabled: z.boolean(),
   })
   .partial()
-  .strict();
+  .strict()
+  .meta({ id: 'UpdateActionRequest', description: 'Fields to change; `headers` replaces the whole set.' });
 export type PatchActionBody = z.infer<typeof patchActionBody>;
 
 export const actionSchema = z
@@ -108,11 +113,13 @@ export const actionSchema = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .describe('Action');
+  .meta({ id: 'Action', description: 'A custom action: an HTTP endpoint of yours the agent may call as a tool.' });
 export type Action = z.infer<typeof actionSchema>;
 
-export const actionWrapped = z.object({ action: actionSchema }).describe('ActionResponse');
-export const actionList = z.object({ actions: z.array(actionSchema).describe('Oldest first.') }).describe('ActionList');
+export const actionWrapped = z.object({ action: actionSchema }).meta({ id: 'ActionResponse', description: 'An action.' });
+export const actionList = z
+  .object({ actions: z.array(actionSchema).describe('Oldest first.') })
+  .meta({ id: 'ActionList', description: "A project's actions." });
 
 export const actionParams = projectParams.extend({
   actionId: z.string().min(1).max(64).describe('Action id (`act_…`).'),
@@ -124,11 +131,13 @@ export const testActionBody = z
     userTokens: z
       .record(headerName, z.string().max(4096))
       .refine((t) => Object.keys(t).length <= 10, 'at most 10 user tokens')
+      .meta({ maxProperties: 10 })
       .default({})
       .describe('Headers to forward as if sent by an end user (masked in the result).'),
     endUserId: z.string().min(1).max(256).optional().describe('Sent as X-AnswerDesk-User-Id, as for a verified end user.'),
   })
   .strict()
+  .meta({ id: 'TestActionRequest', description: 'Arguments and user tokens for one test call. Optional.' })
   .nullish();
 
 const detail = z.object({ path: z.string(), message: z.string() });
@@ -156,7 +165,7 @@ export const testActionResult = z
       .nullable(),
     latencyMs: z.number().int(),
   })
-  .describe('ActionTestResult');
+  .meta({ id: 'ActionTestResult', description: 'The request made and the response received, secrets masked.' });
 
 export const actionCallSchema = z
   .object({
@@ -169,7 +178,7 @@ export const actionCallSchema = z
     latencyMs: z.number().int(),
     error: z.string().nullable(),
   })
-  .describe('ActionCall');
+  .meta({ id: 'ActionCall', description: 'One call of an action, by the agent or a test.' });
 export type ActionCall = z.infer<typeof actionCallSchema>;
 
 export const listCallsQuery = z.object({
@@ -182,4 +191,4 @@ export const actionCallList = z
     calls: z.array(actionCallSchema).describe('Newest first.'),
     nextCursor: z.string().optional(),
   })
-  .describe('ActionCallList');
+  .meta({ id: 'ActionCallList', description: "One page of an action's call log." });

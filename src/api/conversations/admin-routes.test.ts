@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { appendMessage } from '../../conversations/messages.js';
 import { signUserId } from '../../lib/keys.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { AdminConversation } from './admin-schema.js';
-import { appendMessage } from './service.js';
 
 describe.each(dialects)('admin API: conversations on $name', (dialect) => {
   let t: TestApp;
@@ -13,6 +13,9 @@ describe.each(dialects)('admin API: conversations on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t, { conversationTtlMinutes: 60 });
     b = await createProject(t, {}, 'Beta');
   });

@@ -9,8 +9,7 @@ import {
   adminConversationsQuery,
   adminConversationWrapped,
 } from './admin-schema.js';
-import { closeAdminConversation, getAdminConversation, listAdminConversations, listConversationFeedback } from './admin-service.js';
-import { listMessages, toMessage } from './service.js';
+import { closeAdminConversation, listAdminConversations, readAdminConversation } from './admin-service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/conversations`;
 
@@ -19,8 +18,10 @@ export const conversationAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.get(BASE, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['conversations'],
+      operationId: 'listProjectConversations',
       summary: "List a project's conversations",
       description: 'Most recently updated first, with the end user of each; filters combine with AND; cursor paging.',
       params: projectParams,
@@ -40,28 +41,26 @@ export const conversationAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/:conversationId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['conversations'],
+      operationId: 'getProjectConversation',
       summary: 'Read a conversation',
-      description: 'The conversation with its end user, every message (oldest first) and its feedback.',
+      description: 'The conversation with its end user, every message (oldest first; regenerated answers with every version) and its feedback.',
       params: adminConversationParams,
       response: { 200: adminConversationDetail, ...adminErrors },
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      const conversation = await getAdminConversation(db, project, request.params.conversationId);
-      const [rows, feedback] = await Promise.all([listMessages(db, conversation.id), listConversationFeedback(db, conversation.id)]);
-      return {
-        conversation,
-        messages: rows.map((r) => ({ ...toMessage(r), model: r.model })),
-        feedback,
-      };
+      return readAdminConversation(db, project, request.params.conversationId);
     },
   });
 
   app.post(`${BASE}/:conversationId/close`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['conversations'],
+      operationId: 'closeConversation',
       summary: 'Close a conversation',
       description: 'Sets status CLOSED; sending into it then answers 400 "Conversation expired". Closing twice is harmless.',
       params: adminConversationParams,

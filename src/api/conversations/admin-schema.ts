@@ -30,7 +30,7 @@ export const endUserSchema = z
     name: z.string().nullable(),
     verified: z.boolean().describe('Identity proven by HMAC or JWT at least once.'),
   })
-  .describe('EndUser');
+  .meta({ id: 'EndUser', description: 'An end user of the project.' });
 
 export const adminConversationSchema = z
   .object({
@@ -44,7 +44,7 @@ export const adminConversationSchema = z
     lastMessageRole: z.enum(['USER', 'ASSISTANT']).nullable(),
     endUser: endUserSchema.nullable().describe('The end user, or null for an anonymous conversation.'),
   })
-  .describe('AdminConversation');
+  .meta({ id: 'AdminConversation', description: 'A conversation as admins see it, with its end user.' });
 export type AdminConversation = z.infer<typeof adminConversationSchema>;
 
 export const adminConversationList = z
@@ -52,7 +52,7 @@ export const adminConversationList = z
     conversations: z.array(adminConversationSchema).describe('Most recently updated first.'),
     nextCursor: z.string().optional().describe('Present when more conversations follow.'),
   })
-  .describe('AdminConversationList');
+  .meta({ id: 'AdminConversationList', description: "One page of a project's conversations." });
 
 export const feedbackItem = z
   .object({
@@ -62,23 +62,30 @@ export const feedbackItem = z
     comment: z.string().nullable(),
     createdAt: z.string(),
   })
-  .describe('Feedback');
+  .meta({ id: 'AdminFeedback', description: 'A rating given in a conversation.' });
 
 export const adminMessageSchema = messageSchema
   .extend({
     model: z.string().nullable().describe('Model that wrote an assistant message; null for user messages.'),
+    supersededBy: z
+      .string()
+      .nullable()
+      .describe('Id of the answer that replaced this one when the user regenerated it; null for the current version. Superseded answers are not in the runtime history.'),
   })
-  .describe('AdminMessage');
+  .meta({ id: 'AdminMessage', description: 'A message with the model that wrote it.' });
 
 export const adminConversationDetail = z
   .object({
     conversation: adminConversationSchema,
-    messages: z.array(adminMessageSchema).describe('Oldest first.'),
+    messages: z.array(adminMessageSchema).describe('Oldest first, every version of a regenerated answer included.'),
     feedback: z.array(feedbackItem).describe('Ratings given in this conversation, oldest first.'),
   })
-  .describe('AdminConversationDetail');
+  .meta({ id: 'AdminConversationDetail', description: 'A conversation with every message and its feedback.' });
+export type AdminConversationDetail = z.infer<typeof adminConversationDetail>;
 
-export const adminConversationWrapped = z.object({ conversation: adminConversationSchema }).describe('AdminConversationResponse');
+export const adminConversationWrapped = z
+  .object({ conversation: adminConversationSchema })
+  .meta({ id: 'AdminConversationResponse', description: 'A conversation.' });
 
 export const adminConversationParams = projectParams.extend({
   conversationId: z.string().min(1).max(64).describe('Conversation id (`conv_…`).'),

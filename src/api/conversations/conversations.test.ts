@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendMessage } from './service.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
-import type { CreatedProject } from '../projects/service.js';
+import { appendMessage } from '../../conversations/messages.js';
+import type { CreatedProject } from '../../projects/projects.js';
 
 describe.each(dialects)('conversations on $name', (dialect) => {
   let t: TestApp;
@@ -10,6 +10,9 @@ describe.each(dialects)('conversations on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
     b = await createProject(t, {}, 'Beta');
   });

@@ -1,37 +1,48 @@
 import { z } from 'zod';
 
-export const errorSchema = z.object({ error: z.string() }).describe('Error');
-export const validationErrorSchema = z
-  .object({
-    error: z.literal('Validation error'),
-    details: z.array(z.object({ path: z.string(), message: z.string() })),
-  })
-  .describe('ValidationError');
+import { errorSchema } from '../../http/error-schemas.js';
+
+export { errorSchema, validationErrorSchema } from '../../http/error-schemas.js';
+
+/** 401 of the runtime operations that name or touch an end user (project setting `identityVerification`). */
+export const identityUnauthorized = errorSchema.describe(
+  'No valid key (`{"error":"Unauthorized"}`), or the project requires identity verification and the call names a user without `x-user-hmac` / `x-user-token` proof (`{"error":"Identity verification required"}`).',
+);
+
+/** 404 of the runtime operations on one conversation. */
+export const conversationNotFound = errorSchema.describe('No conversation with this id in the key’s project: `{"error":"Conversation not found"}`.');
 
 export const externalUserId = z.string().min(1).max(256);
 
-export const createConversationBody = z
+export const createConversationRequest = z
   .object({
     endUserExternalId: externalUserId
       .optional()
       .describe('Your id for the end user; the conversation is tied to that user (created if new).'),
   })
   .strict()
-  .nullish();
+  .meta({ id: 'CreateConversationRequest', description: 'Optional: no body, an empty body and `{}` all create an anonymous conversation.' });
 
-export const conversationCreated = z.object({ conversationId: z.string() });
+/** The body of POST /chat/conversations may be absent (or empty, or JSON null). */
+export const createConversationBody = createConversationRequest.nullish();
+
+export const conversationCreated = z
+  .object({ conversationId: z.string().describe('Id of the new conversation (`conv_…`).') })
+  .meta({ id: 'Conversation', description: 'A created conversation.' });
 
 export const conversationStatus = z.enum(['ACTIVE', 'CLOSED']);
 
-export const conversationSummary = z.object({
-  id: z.string(),
-  status: conversationStatus.describe('CLOSED when closed by an admin or idle past the project TTL.'),
-  messageCount: z.number().int(),
-  createdAt: z.string().describe('ISO 8601 UTC'),
-  updatedAt: z.string().describe('ISO 8601 UTC'),
-  lastMessagePreview: z.string().describe('First 150 characters of the last message.'),
-  lastMessageRole: z.enum(['USER', 'ASSISTANT']),
-});
+export const conversationSummary = z
+  .object({
+    id: z.string(),
+    status: conversationStatus.describe('CLOSED when closed by an admin or idle past the project TTL.'),
+    messageCount: z.number().int(),
+    createdAt: z.string().describe('ISO 8601 UTC'),
+    updatedAt: z.string().describe('ISO 8601 UTC'),
+    lastMessagePreview: z.string().describe('First 150 characters of the last message.'),
+    lastMessageRole: z.enum(['USER', 'ASSISTANT']),
+  })
+  .meta({ id: 'ConversationSummary', description: 'A conversation in a list.' });
 export type ConversationSummary = z.infer<typeof conversationSummary>;
 
 export const listConversationsQuery = z.object({
@@ -40,10 +51,12 @@ export const listConversationsQuery = z.object({
   cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
 });
 
-export const conversationList = z.object({
-  conversations: z.array(conversationSummary),
-  nextCursor: z.string().optional().describe('Present when more conversations follow.'),
-});
+export const conversationList = z
+  .object({
+    conversations: z.array(conversationSummary).describe('Most recently updated first.'),
+    nextCursor: z.string().optional().describe('Present when more conversations follow: pass it as `cursor`.'),
+  })
+  .meta({ id: 'ConversationList', description: "One page of an end user's conversations." });
 
 export const sourceSchema = z
   .object({
@@ -52,7 +65,8 @@ export const sourceSchema = z
     url: z.string().optional(),
     title: z.string().optional(),
   })
-  .passthrough();
+  .passthrough()
+  .meta({ id: 'MessageSource', description: 'A knowledge source an assistant message cites.' });
 
 export const messageSchema = z
   .object({
@@ -64,12 +78,14 @@ export const messageSchema = z
     sources: z.array(sourceSchema).optional().describe('Cited knowledge (assistant messages).'),
     parts: z.array(z.record(z.string(), z.unknown())).optional().describe('AI SDK UI message parts (assistant messages).'),
   })
-  .describe('Message');
+  .meta({ id: 'Message', description: 'A message of a conversation. `id`, `role`, `content` and `createdAt` are always there.' });
 export type Message = z.infer<typeof messageSchema>;
 
 export const conversationIdParams = z.object({ conversationId: z.string().min(1).max(64) });
 
-export const conversationWithMessages = z.object({
-  conversationId: z.string(),
-  messages: z.array(messageSchema),
-});
+export const conversationWithMessages = z
+  .object({
+    conversationId: z.string(),
+    messages: z.array(messageSchema).describe('Oldest first.'),
+  })
+  .meta({ id: 'ConversationMessages', description: "A conversation's full message history." });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { findKeyOwner } from '../projects/service.js';
+import type { MediaResponse } from '../../http/openapi.js';
+import { findKeyOwner } from '../../projects/keys.js';
 import { renderDemoPage } from './page.js';
 
 const demoQuery = z.object({
@@ -20,8 +21,17 @@ const demoQuery = z.object({
  */
 export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/demo', {
-    config: { public: true },
-    schema: { tags: ['widget'], summary: 'Demo page with the widget', querystring: demoQuery },
+    config: { auth: 'none' },
+    schema: {
+      tags: ['widget'],
+      operationId: 'getDemoPage',
+      summary: 'Demo page with the widget',
+      description: 'A help-center page with the widget on it, for trying a project. Pass its public key as `key`; secret, unknown and revoked keys get an explanation instead of the widget. No key needed to load the page.',
+      querystring: demoQuery,
+      response: {
+        200: { description: 'The page.', content: { 'text/html': { schema: z.string() } } } satisfies MediaResponse,
+      },
+    },
     handler: async (request, reply) => {
       const key = request.query.key?.trim() || null;
       let problem: string | null = null;

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { appendMessage } from '../../conversations/messages.js';
 import { signUserId } from '../../lib/keys.js';
-import { appendMessage } from '../conversations/service.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { Feedback } from './schema.js';
 
 describe.each(dialects)('feedback on $name', (dialect) => {
@@ -12,6 +12,9 @@ describe.each(dialects)('feedback on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
     b = await createProject(t, {}, 'Beta');
   });

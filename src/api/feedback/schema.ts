@@ -15,7 +15,7 @@ export const createFeedbackBody = z
     comment: z.string().max(2000).optional().describe('Free text, at most 2000 characters.'),
   })
   .strict()
-  .describe('One rating per (conversation, message): a repeat replaces the earlier rating.');
+  .meta({ id: 'CreateFeedbackRequest', description: 'One rating per (conversation, message): a repeat replaces the earlier rating.' });
 export type CreateFeedbackBody = z.infer<typeof createFeedbackBody>;
 
 export const feedbackSchema = z
@@ -27,7 +27,7 @@ export const feedbackSchema = z
     comment: z.string().optional(),
     createdAt: z.string().describe('ISO 8601 UTC; when this conversation/message was first rated.'),
   })
-  .describe('Feedback');
+  .meta({ id: 'Feedback', description: 'A rating of a conversation or of one of its messages.' });
 export type Feedback = z.infer<typeof feedbackSchema>;
 
-export const feedbackCreated = z.object({ feedback: feedbackSchema });
+export const feedbackCreated = z.object({ feedback: feedbackSchema }).meta({ id: 'FeedbackResponse', description: 'The stored rating.' });

@@ -1,23 +1,34 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 
-const check = z.enum(['ok', 'error', 'disabled']);
+const check = z.enum(['ok', 'error', 'disabled']).describe('`disabled`: not configured (Redis without REDIS_URL).');
+const readiness = (status: 'ready' | 'unavailable') =>
+  z.object({ status: z.literal(status), database: check, redis: check });
 
 /** Liveness (process answers) and readiness (database and Redis reachable) for load balancers. */
 export const healthRoutes: FastifyPluginAsyncZod = async (app) => {
   app.get('/health', {
-    config: { public: true },
-    schema: { tags: ['internal'], response: { 200: z.object({ status: z.literal('ok') }) } },
+    config: { auth: 'none' },
+    schema: {
+      tags: ['health'],
+      operationId: 'getHealth',
+      summary: 'Liveness',
+      description: 'Answers 200 while the process serves requests; checks nothing else. No key.',
+      response: { 200: z.object({ status: z.literal('ok') }).describe('The process is up.') },
+    },
     handler: async () => ({ status: 'ok' as const }),
   });
 
   app.get('/ready', {
-    config: { public: true },
+    config: { auth: 'none' },
     schema: {
-      tags: ['internal'],
+      tags: ['health'],
+      operationId: 'getReadiness',
+      summary: 'Readiness',
+      description: 'Checks that the database (and Redis, when configured) answers; 503 while one does not. No key.',
       response: {
-        200: z.object({ status: z.literal('ready'), database: check, redis: check }),
-        503: z.object({ status: z.literal('unavailable'), database: check, redis: check }),
+        200: readiness('ready').describe('Ready to serve.'),
+        503: readiness('unavailable').describe('The database or Redis does not answer.'),
       },
     },
     handler: async (request, reply) => {

@@ -1,8 +1,8 @@
 import jwt from 'jsonwebtoken';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { opensslHmac, signHs256, signRs256, unsignedToken } from '../../../test/identity.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 
 describe.each(dialects)('identity on $name', (dialect) => {
   let t: TestApp;
@@ -11,6 +11,9 @@ describe.each(dialects)('identity on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
     b = await createProject(t, {}, 'Beta');
   });
@@ -137,6 +140,39 @@ describe.each(dialects)('identity on $name', (dialect) => {
       const res = await identify(a.publicKey, { token: notYet });
       expect(res.statusCode).toBe(401);
       expect(res.json()).toEqual({ verified: false, error: 'Invalid identity token' });
+    });
+
+    it('requires exp: a token without one would be valid forever', async () => {
+      // jsonwebtoken adds iat but no exp unless asked to.
+      const forever = jwt.sign({ sub: 'forever', email: 'f@example.com' }, a.hmacSecret, { algorithm: 'HS256' });
+      expect(jwt.decode(forever)).not.toHaveProperty('exp');
+      const res = await identify(a.publicKey, { token: forever });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ verified: false, error: 'Invalid identity token' });
+      expect(await endUser(a, 'forever')).toBeUndefined();
+      // Nor does it prove an identity in x-user-token.
+      const p = await createProject(t, { identityVerification: 'required' });
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/chat/conversations',
+        headers: auth(p.publicKey, { 'x-user-token': jwt.sign({ sub: 'forever' }, p.hmacSecret, { algorithm: 'HS256' }) }),
+        payload: { endUserExternalId: 'forever' },
+      });
+      expect(created.statusCode).toBe(401);
+      expect(created.json()).toEqual({ error: 'Identity verification required' });
+    });
+
+    it('refuses an iat in the future beyond the 30 s tolerance', async () => {
+      const nowS = Math.floor(Date.now() / 1000);
+      const issuedAt = (sub: string, ahead: number) =>
+        jwt.sign({ sub, iat: nowS + ahead, exp: nowS + ahead + 300 }, a.hmacSecret, { algorithm: 'HS256' });
+      for (const [sub, ahead] of [['next-year', 365 * 24 * 3600], ['next-hour', 3600], ['a-minute', 60]] as const) {
+        const res = await identify(a.publicKey, { token: issuedAt(sub, ahead) });
+        expect({ sub, status: res.statusCode, body: res.json() }).toEqual({ sub, status: 401, body: { verified: false, error: 'Invalid identity token' } });
+        expect(await endUser(a, sub)).toBeUndefined();
+      }
+      // A clock a little ahead of ours is within the tolerance.
+      expect((await identify(a.publicKey, { token: issuedAt('skewed-clock', 20) })).statusCode).toBe(200);
     });
 
     it('refuses alg none, RS256, HS512, expired, sub-less, wrong-secret and garbage tokens', async () => {

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { upsertEndUser } from '../../conversations/end-users.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { HttpError } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
-import { upsertEndUser } from '../end-users/service.js';
-import { identified, identifyBody, identityError, identityFailure, verified, verifyBody } from './schema.js';
+import { errorSchema } from '../../http/error-schemas.js';
+import { identified, identifyBody, identityFailure, verified, verifyBody } from './schema.js';
 import { verifyIdentityToken } from './verify.js';
 
 const invalid = (message: string) => new HttpError(401, message, { verified: false });
@@ -17,12 +18,21 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.post(`${API_PREFIX}/identity/verify`, {
-    config: { identityErrors: true },
+    config: { auth: 'runtime', identityErrors: true },
     schema: {
       tags: ['identity'],
+      operationId: 'verifyIdentity',
       summary: 'Verify an end user by HMAC',
+      description:
+        'Checks `hmac` = hex HMAC-SHA256 of `userId` with the project HMAC secret (constant time, either case) and upserts the end user as verified, with `email` and `name`.',
       body: verifyBody,
-      response: { 200: verified, 400: identityFailure, 401: identityFailure.or(identityError), 429: identityError },
+      response: {
+        200: verified,
+        400: identityFailure.describe('The body does not match the schema or is not JSON: `{"verified":false,"error":"Validation error"}`.'),
+        401: identityFailure
+          .or(errorSchema)
+          .describe('Wrong signature (`{"verified":false,"error":"Invalid HMAC signature"}`), or no valid key (`{"error":"Unauthorized"}`).'),
+      },
     },
     handler: async (request) => {
       const owner = keyOwner(request);
@@ -34,12 +44,21 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${API_PREFIX}/identity/identify`, {
-    config: { identityErrors: true },
+    config: { auth: 'runtime', identityErrors: true },
     schema: {
       tags: ['identity'],
+      operationId: 'identifyUser',
       summary: 'Identify an end user by JWT',
+      description:
+        'Verifies an HS256 JWT signed with the project HMAC secret (`sub` and `exp` required; `exp`/`nbf`/`iat` checked with 30 s tolerance) and upserts the end user as verified from its claims.',
       body: identifyBody,
-      response: { 200: identified, 400: identityFailure, 401: identityFailure.or(identityError), 429: identityError },
+      response: {
+        200: identified,
+        400: identityFailure.describe('The body does not match the schema or is not JSON: `{"verified":false,"error":"Validation error"}`.'),
+        401: identityFailure
+          .or(errorSchema)
+          .describe('Bad signature, other algorithm, expired, or no `sub` (`{"verified":false,"error":"Invalid identity token"}`), or no valid key (`{"error":"Unauthorized"}`).'),
+      },
     },
     handler: async (request) => {
       const owner = keyOwner(request);

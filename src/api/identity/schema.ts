@@ -8,7 +8,7 @@ export const verifyBody = z
     email: z.email().max(256).optional().describe('Stored on the end user.'),
     name: z.string().max(256).optional().describe('Stored on the end user.'),
   })
-  .describe('An end-user id and its signature, made by your server.');
+  .meta({ id: 'VerifyIdentityRequest', description: 'An end-user id and its signature, made by your server.' });
 
 export const identifyBody = z
   .object({
@@ -18,19 +18,22 @@ export const identifyBody = z
       .max(8192)
       .describe('HS256 JWT signed with the project HMAC secret: `sub` = your user id; optional `email`, `name`, `exp`, `nbf`.'),
   })
-  .describe('A JWT made by your server.');
+  .meta({ id: 'IdentifyRequest', description: 'A JWT made by your server.' });
 
 /** Failure bodies of the identity routes: `verified: false` beside the error (the spec's shape). */
-export const identityFailure = z.object({ verified: z.literal(false), error: z.string() });
-export const identityError = z.object({ error: z.string() });
+export const identityFailure = z
+  .object({ verified: z.literal(false), error: z.string() })
+  .meta({ id: 'IdentityFailure', description: 'A refused identity: `verified: false` and why.' });
 
-export const verified = z.object({ verified: z.literal(true) });
+export const verified = z.object({ verified: z.literal(true) }).meta({ id: 'IdentityVerified', description: 'The signature is right; the end user is stored as verified.' });
 
-export const identified = z.object({
-  verified: z.literal(true),
-  user: z.object({
-    id: z.string().describe('The token `sub`: your id of the end user.'),
-    email: z.string().optional(),
-    name: z.string().optional(),
-  }),
-});
+export const identified = z
+  .object({
+    verified: z.literal(true),
+    user: z.object({
+      id: z.string().describe('The token `sub`: your id of the end user.'),
+      email: z.string().optional(),
+      name: z.string().optional(),
+    }),
+  })
+  .meta({ id: 'IdentityIdentified', description: 'The token is valid; the end user is stored as verified from its claims.' });

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
-import type { KeyOwner } from '../projects/service.js';
+import { nulPaths } from '../../lib/nul.js';
+import type { KeyOwner } from '../../projects/keys.js';
 
 export interface IdentityClaims {
   sub: string;
@@ -10,24 +11,36 @@ export interface IdentityClaims {
   name?: string;
 }
 
+/** Clock skew allowed between the customer's server and ours, for `exp`, `nbf` and `iat`. */
+const CLOCK_TOLERANCE_S = 30;
+
 /**
- * Verifies an HS256 JWT signed with the project's HMAC secret. Any other `alg` is refused, `sub` is
- * required, `exp`/`nbf` are honoured with 30 s of clock tolerance. Returns null when invalid.
+ * Verifies an HS256 JWT signed with the project's HMAC secret. Any other `alg` is refused; `sub`
+ * and `exp` are required (a token without `exp` would prove the identity forever); `exp`, `nbf` and
+ * an `iat` in the future are checked with 30 s of clock tolerance; `sub`, `email` and `name` may not
+ * hold U+0000. Returns null when invalid.
  */
 export async function verifyIdentityToken(secret: string, token: string): Promise<IdentityClaims | null> {
   let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
       algorithms: ['HS256'],
-      clockTolerance: 30,
+      requiredClaims: ['exp'],
+      clockTolerance: CLOCK_TOLERANCE_S,
     }));
   } catch (err) {
     if (err instanceof joseErrors.JOSEError || err instanceof TypeError) return null;
     throw err;
   }
+  // jose checks `iat` only together with a maximum token age, which would make `iat` required; a
+  // token issued in the future is refused without demanding `iat` (jose has checked it is a number).
+  if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + CLOCK_TOLERANCE_S) return null;
   if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) return null;
   const str = (v: unknown) => (typeof v === 'string' && v.length <= 256 ? v : undefined);
-  return { sub: payload.sub, email: str(payload.email), name: str(payload.name) };
+  const claims = { sub: payload.sub, email: str(payload.email), name: str(payload.name) };
+  // Claims are input like any other: U+0000 is refused (it cannot be stored on PostgreSQL).
+  if (nulPaths(claims).length > 0) return null;
+  return claims;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
-import { appendMessage } from '../conversations/service.js';
-import type { CreatedProject } from '../projects/service.js';
+import { appendMessage } from '../../conversations/messages.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { ActivityItem, Analytics } from './schema.js';
 import { activityFeed } from './service.js';
 

@@ -12,8 +12,10 @@ export const insightRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.get(`${BASE}/activity`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['insight'],
+      operationId: 'getActivityFeed',
       summary: 'Activity feed',
       description:
         'Messages written since the previous poll, oldest first, at most `limit` (the newest when more arrived). Poll with `after=nextCursor`; the dashboard polls every 2 s. Messages show up about 1 s after they are written.',
@@ -28,8 +30,10 @@ export const insightRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/analytics`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['insight'],
+      operationId: 'getAnalytics',
       summary: 'Analytics',
       description: 'Conversation, message and feedback counts over the last `days` UTC days, with a per-day series.',
       params: projectParams,

@@ -22,7 +22,7 @@ export const activityItem = z
     createdAt: z.string().describe('ISO 8601 UTC'),
     endUserExternalId: z.string().nullable().describe('Your id of the end user; null for an anonymous conversation.'),
   })
-  .describe('ActivityItem');
+  .meta({ id: 'ActivityItem', description: 'A message in the activity feed.' });
 export type ActivityItem = z.infer<typeof activityItem>;
 
 export const activityFeed = z
@@ -33,7 +33,7 @@ export const activityFeed = z
       .boolean()
       .describe('More messages arrived since the cursor than `limit`; only the newest ones are here (the feed stays current).'),
   })
-  .describe('ActivityFeed');
+  .meta({ id: 'ActivityFeed', description: 'Messages since the previous poll.' });
 
 export const analyticsQuery = z
   .object({
@@ -86,5 +86,5 @@ export const analyticsSchema = z
       )
       .describe('One entry per UTC day of the window, oldest first, zero days included.'),
   })
-  .describe('Analytics');
+  .meta({ id: 'Analytics', description: 'Counts over the window, with a per-day series.' });
 export type Analytics = z.infer<typeof analyticsSchema>;

@@ -2,26 +2,30 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX } from '../../http/auth.js';
-import { adminProject } from '../projects/access.js';
-import { BadRequest, PayloadTooLarge } from '../../lib/errors.js';
+import { validationErrorSchema } from '../../http/error-schemas.js';
+import { nulDetails } from '../../http/nul-guard.js';
+import { deleteSource, searchWithSources } from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
-import { adminError, adminErrors, createSourceBody, projectParams, searchQuery, searchResults, sourceList, sourceParams, sourceWrapped } from './schema.js';
-import { createSource, deleteSource, fromBody, getSource, listSources, searchKnowledge, syncSource } from './service.js';
+import { BadRequest, ValidationError } from '../../lib/errors.js';
+import { adminProject } from '../projects/access.js';
+import {
+  adminError,
+  adminErrors,
+  createSourceBody,
+  projectParams,
+  searchQuery,
+  searchResults,
+  sourceList,
+  sourceParams,
+  sourceWrapped,
+  uploadSourceBody,
+} from './schema.js';
+import { createSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/knowledge`;
 /** Uploaded files and pasted content: large enough for a manual, small enough to hold in memory. */
 const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 const MAX_JSON_BYTES = 6 * 1024 * 1024;
-
-/** The source type of an uploaded file, from its name and (for PDF) its first bytes. */
-function fileType(filename: string, data: Buffer): SourceType | null {
-  const name = filename.toLowerCase();
-  if (name.endsWith('.pdf') || data.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
-  if (/\.(md|markdown)$/.test(name)) return 'markdown';
-  if (/\.html?$/.test(name)) return 'html';
-  if (name.endsWith('.txt')) return 'text';
-  return null;
-}
 
 /**
  * Admin API for a project's knowledge: add sources (JSON or uploaded file), watch their ingestion,
@@ -32,14 +36,17 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
   await app.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 5 } });
 
   app.post(BASE, {
+    config: { auth: 'admin' },
     bodyLimit: MAX_JSON_BYTES,
     schema: {
-      tags: ['admin', 'knowledge'],
+      tags: ['knowledge'],
+      operationId: 'createKnowledgeSource',
       summary: 'Add a knowledge source',
-      description: 'Stores the source as `pending` and ingests it in the background; poll GET …/{sourceId} for progress.',
+      description:
+        'Stores the source as `pending` and ingests it in the background; poll GET …/{sourceId} for progress. Body limit 6 MiB; PDF files are uploaded with POST …/knowledge/files.',
       params: projectParams,
       body: createSourceBody,
-      response: { 201: sourceWrapped, 400: adminErrors[400], 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: { 201: sourceWrapped, ...adminErrors },
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);
@@ -49,13 +56,25 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${BASE}/files`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
+      tags: ['knowledge'],
+      operationId: 'uploadKnowledgeFile',
       summary: 'Upload a file as a knowledge source',
-      description: 'multipart/form-data with one `file` (.md, .txt, .html, .pdf; at most 20 MiB) and an optional `title` field.',
-      consumes: ['multipart/form-data'],
+      description:
+        'multipart/form-data with one `file` (.md, .markdown, .txt, .html, .htm, .pdf; at most 20 MiB) and an optional `title` field. Other files, and files whose content is not what their name says (a Word document, an image), get 400 with a message saying what to do. Over the limits: 413 `File too large`, `Too many files` or `Too many fields`.',
       params: projectParams,
-      response: { 201: sourceWrapped, 400: adminError, 401: adminErrors[401], 404: adminErrors[404], 413: adminError, 429: adminErrors[429] },
+      documented: { multipartBody: uploadSourceBody },
+      response: {
+        201: sourceWrapped,
+        400: adminError
+          .or(validationErrorSchema)
+          .describe(
+            'Not multipart (`Expected multipart/form-data with a file`), no file (`No file uploaded`), a file type it cannot read (`Unsupported file type: …`), or an invalid path parameter (validation error).',
+          ),
+        ...adminErrors,
+        413: adminError.describe('Over a limit: `File too large` (20 MiB), `Too many files` (1), `Too many fields`, `Too many parts`.'),
+      },
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);
@@ -64,35 +83,30 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
       let title: string | undefined;
       for await (const part of request.parts()) {
         if (part.type === 'file') {
-          const data = await part.toBuffer().catch((err: { code?: string }) => {
-            throw err.code === 'FST_REQ_FILE_TOO_LARGE' ? PayloadTooLarge() : err;
-          });
-          file = { name: part.filename, data };
+          // Over MAX_UPLOAD_BYTES this throws, answered 413 "File too large" by the error handler.
+          file = { name: part.filename, data: await part.toBuffer() };
         } else if (part.fieldname === 'title' && typeof part.value === 'string' && part.value.trim()) {
+          // Form fields skip the JSON body's U+0000 check (the body is read here, not parsed before).
+          const details = nulDetails({ title: part.value });
+          if (details.length > 0) throw ValidationError(details);
           title = part.value.trim().slice(0, 300);
         }
       }
       if (!file || file.data.length === 0) throw BadRequest('No file uploaded');
-      const type = fileType(file.name, file.data);
-      if (!type) throw BadRequest('Unsupported file type: upload .md, .txt, .html or .pdf');
-      const payload = type === 'pdf' ? file.data.toString('base64') : file.data.toString('utf8');
-      const fallback = file.name.replace(/\.[^.]+$/, '') || file.name;
-      const source = await createSource(app.deps, request.params.projectId, {
-        type,
-        // Markdown titles itself from its first heading; other files take their name.
-        title: title ?? (type === 'markdown' ? undefined : fallback),
-        payload,
-      });
+      const source = await createSource(app.deps, request.params.projectId, sourceFromFile(file.name, file.data, { title }));
       return reply.code(201).send({ source });
     },
   });
 
   app.get(BASE, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
+      tags: ['knowledge'],
+      operationId: 'listKnowledgeSources',
       summary: "List a project's knowledge sources",
+      description: 'Every source with its status and ingestion progress, oldest first.',
       params: projectParams,
-      response: { 200: sourceList, 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: { 200: sourceList, ...adminErrors },
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
@@ -101,26 +115,31 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/search`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
+      tags: ['knowledge'],
+      operationId: 'searchKnowledge',
       summary: 'Search the knowledge base',
       description: 'The retrieval the agent uses, for testing it: ranked passages with scores and their source.',
       params: projectParams,
       querystring: searchQuery,
-      response: { 200: searchResults, 400: adminErrors[400], 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: { 200: searchResults, ...adminErrors },
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
-      return { results: await searchKnowledge(app.deps, request.params.projectId, request.query.q, request.query.limit) };
+      return { results: await searchWithSources(app.deps, request.params.projectId, request.query.q, request.query.limit) };
     },
   });
 
   app.get(`${BASE}/:sourceId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
-      summary: 'Read a knowledge source and its ingestion progress',
+      tags: ['knowledge'],
+      operationId: 'getKnowledgeSource',
+      summary: 'Read a knowledge source',
+      description: 'The source with its status (`pending`, `processing`, `ready`, `failed`) and ingestion progress.',
       params: sourceParams,
-      response: { 200: sourceWrapped, 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: { 200: sourceWrapped, ...adminErrors },
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
@@ -129,12 +148,20 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${BASE}/:sourceId/sync`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
+      tags: ['knowledge'],
+      operationId: 'syncKnowledgeSource',
       summary: 'Re-fetch a URL or sitemap source',
       description: 'Queues a new ingestion; the current content stays searchable until the new one is complete.',
       params: sourceParams,
-      response: { 202: sourceWrapped, 400: adminError, 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: {
+        202: sourceWrapped,
+        400: adminError
+          .or(validationErrorSchema)
+          .describe('The source is not a URL or sitemap (`Only url and sitemap sources can be synced`), or an invalid path parameter (validation error).'),
+        ...adminErrors,
+      },
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);
@@ -144,11 +171,14 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete(`${BASE}/:sourceId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin', 'knowledge'],
-      summary: 'Delete a knowledge source and every chunk of it',
+      tags: ['knowledge'],
+      operationId: 'deleteKnowledgeSource',
+      summary: 'Delete a knowledge source',
+      description: 'Deletes the source and every chunk of it; answers stop citing it at once.',
       params: sourceParams,
-      response: { 204: z.null().describe('Deleted.'), 401: adminErrors[401], 404: adminErrors[404], 429: adminErrors[429] },
+      response: { 204: z.null().describe('Deleted.'), ...adminErrors },
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);

@@ -34,7 +34,16 @@ export const createSourceBody = z
     if (body.type === 'text' || body.type === 'markdown' || body.type === 'html') need('content');
     if (body.type === 'url' || body.type === 'sitemap') need('url');
     if (body.type === 'faq') need('items');
-  });
+  })
+  .meta({ id: 'CreateKnowledgeSourceRequest', description: 'A source given as JSON; which fields are required depends on `type`.' });
+
+/** The multipart body of the file upload (documented; the handler reads the parts itself). */
+export const uploadSourceBody = z
+  .object({
+    file: z.string().meta({ contentMediaType: 'application/octet-stream' }).describe('The file: .md, .txt, .html or .pdf, at most 20 MiB.'),
+    title: z.string().max(300).optional().describe('Shown with citations; defaults to the first heading (Markdown) or the file name.'),
+  })
+  .meta({ id: 'UploadKnowledgeFileRequest', description: 'One file and an optional title.' });
 export type CreateSourceBody = z.infer<typeof createSourceBody>;
 
 export const sourceParams = z.object({
@@ -63,28 +72,34 @@ export const knowledgeSource = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .describe('KnowledgeSource');
+  .meta({ id: 'KnowledgeSource', description: 'A knowledge source and the progress of its ingestion.' });
 export type KnowledgeSource = z.infer<typeof knowledgeSource>;
 
-export const sourceWrapped = z.object({ source: knowledgeSource });
-export const sourceList = z.object({ sources: z.array(knowledgeSource) });
+export const sourceWrapped = z.object({ source: knowledgeSource }).meta({ id: 'KnowledgeSourceResponse', description: 'A knowledge source.' });
+export const sourceList = z
+  .object({ sources: z.array(knowledgeSource).describe('Oldest first.') })
+  .meta({ id: 'KnowledgeSourceList', description: "A project's knowledge sources." });
 
 export const searchQuery = z.object({
   q: z.string().trim().min(1).max(1000).describe('The question or keywords.'),
   limit: z.coerce.number().int().min(1).max(50).default(10).describe('Results to return (1..50, default 10).'),
 });
 
-export const knowledgeHit = z.object({
-  chunkId: z.string(),
-  sourceId: z.string(),
-  title: z.string(),
-  url: z.string().nullable().describe('Page URL with the anchor of the nearest heading; null for uploaded and pasted documents.'),
-  headingPath: z.array(z.string()).describe('Headings above the chunk, outermost first.'),
-  text: z.string(),
-  score: z.number().describe('Higher is better; comparable within one response only.'),
-  source: z.object({ id: z.string(), type: z.enum(SOURCE_TYPES), title: z.string().nullable() }),
-});
+export const knowledgeHit = z
+  .object({
+    chunkId: z.string(),
+    sourceId: z.string(),
+    title: z.string(),
+    url: z.string().nullable().describe('Page URL with the anchor of the nearest heading; null for uploaded and pasted documents.'),
+    headingPath: z.array(z.string()).describe('Headings above the chunk, outermost first.'),
+    text: z.string(),
+    score: z.number().describe('Higher is better; comparable within one response only.'),
+    source: z.object({ id: z.string(), type: z.enum(SOURCE_TYPES), title: z.string().nullable() }),
+  })
+  .meta({ id: 'KnowledgeHit', description: 'A passage found by a knowledge search.' });
 
-export const searchResults = z.object({
-  results: z.array(knowledgeHit).describe('Best first; only ready sources of this project.'),
-});
+export const searchResults = z
+  .object({
+    results: z.array(knowledgeHit).describe('Best first; only ready sources of this project.'),
+  })
+  .meta({ id: 'KnowledgeSearchResults', description: 'Passages found, best first.' });

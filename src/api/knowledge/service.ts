@@ -1,17 +1,14 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { AppDeps } from '../../http/context.js';
-import { BadRequest, NotFound } from '../../lib/errors.js';
-import { newId, now } from '../../lib/ids.js';
-import { enqueueIngestion } from '../../knowledge/jobs.js';
-import { knowledgeFor } from '../../knowledge/runtime.js';
+import type { Kysely } from 'kysely';
+import type { KnowledgeDeps } from '../../knowledge/runtime.js';
+import * as sources from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
-import type { Database, KnowledgeSourcesTable } from '../../store/schema.js';
+import { BadRequest } from '../../lib/errors.js';
+import type { Database } from '../../store/schema.js';
 import type { CreateSourceBody, KnowledgeSource } from './schema.js';
 
 type Db = Kysely<Database>;
-type Row = Selectable<KnowledgeSourcesTable>;
 
-export function toSource(row: Row): KnowledgeSource {
+export function toSource(row: sources.SourceRow): KnowledgeSource {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -28,18 +25,8 @@ export function toSource(row: Row): KnowledgeSource {
   };
 }
 
-/** What a new source is made of, whichever way it arrived (JSON body or uploaded file). */
-export interface NewSource {
-  type: SourceType;
-  title?: string;
-  url?: string;
-  /** Text, Markdown, HTML, JSON FAQ items, or base64 PDF bytes. */
-  payload?: string;
-  options?: { maxDepth?: number; maxPages?: number };
-}
-
-/** The stored form of a JSON create body. */
-export function fromBody(body: CreateSourceBody): NewSource {
+/** The new source a JSON create body describes. */
+export function fromBody(body: CreateSourceBody): sources.NewSource {
   return {
     type: body.type,
     title: body.title,
@@ -49,111 +36,76 @@ export function fromBody(body: CreateSourceBody): NewSource {
   };
 }
 
-/** Stores a source as pending and queues its ingestion, in one transaction; wakes a local worker. */
-export async function createSource(deps: AppDeps, projectId: string, input: NewSource): Promise<KnowledgeSource> {
-  const at = now();
-  const row: Row = {
-    id: newId('ks'),
-    project_id: projectId,
-    type: input.type,
-    title: input.title ?? null,
-    url: input.url ?? null,
-    payload: input.payload ?? null,
-    options: JSON.stringify(Object.fromEntries(Object.entries(input.options ?? {}).filter(([, v]) => v !== undefined))),
-    status: 'pending',
-    error: null,
-    pages_done: 0,
-    pages_total: null,
-    chunks_done: 0,
-    chunk_count: 0,
-    generation: null,
-    synced_at: null,
-    created_at: at,
-    updated_at: at,
-  };
-  await deps.store.db.transaction().execute(async (trx) => {
-    await trx.insertInto('knowledge_sources').values(row).execute();
-    await enqueueIngestion(trx, row.id, projectId);
-  });
-  knowledgeFor(deps).wakeWorker?.();
-  return toSource(row);
-}
+/** File name endings a file source may have, and the type each is read as. */
+export const FILE_TYPES: Readonly<Record<string, SourceType>> = {
+  '.md': 'markdown',
+  '.markdown': 'markdown',
+  '.txt': 'text',
+  '.html': 'html',
+  '.htm': 'html',
+  '.pdf': 'pdf',
+};
+const SUPPORTED_FILES = `${Object.keys(FILE_TYPES).join(', ')} files`;
 
-const listColumns = [
-  'id', 'project_id', 'type', 'title', 'url', 'options', 'status', 'error', 'pages_done', 'pages_total',
-  'chunks_done', 'chunk_count', 'generation', 'synced_at', 'created_at', 'updated_at',
-] as const;
+/** First bytes of formats that are not text, so a misnamed one is refused rather than stored as noise. */
+const NOT_TEXT: Array<[bytes: number[], what: string]> = [
+  [[0x50, 0x4b, 0x03, 0x04], 'a ZIP archive (as .docx, .xlsx, .pptx and .odt documents are)'],
+  [[0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1], 'an Office 97-2003 document'],
+  [[0x7b, 0x5c, 0x72, 0x74, 0x66], 'an RTF document'],
+  [[0x1f, 0x8b], 'a gzip archive'],
+  [[0x89, 0x50, 0x4e, 0x47], 'a PNG image'],
+  [[0xff, 0xd8, 0xff], 'a JPEG image'],
+  [[0x47, 0x49, 0x46, 0x38], 'a GIF image'],
+];
 
-/** A project's sources, newest first (the stored content is not read). */
-export async function listSources(db: Db, projectId: string): Promise<KnowledgeSource[]> {
-  const rows = await db
-    .selectFrom('knowledge_sources')
-    .select(listColumns)
-    .where('project_id', '=', projectId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
-  return rows.map((r) => toSource({ ...r, payload: null }));
-}
-
-async function getRow(db: Db, projectId: string, sourceId: string) {
-  const row = await db
-    .selectFrom('knowledge_sources')
-    .select(listColumns)
-    .where('id', '=', sourceId)
-    .where('project_id', '=', projectId)
-    .executeTakeFirst();
-  if (!row) throw NotFound('Knowledge source not found');
-  return { ...row, payload: null };
-}
-
-export async function getSource(db: Db, projectId: string, sourceId: string): Promise<KnowledgeSource> {
-  return toSource(await getRow(db, projectId, sourceId));
-}
-
-/** Deletes a source; its chunks (and their index entries) and jobs go with it by cascade. */
-export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
-  await getRow(db, projectId, sourceId);
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
-    await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).execute();
-  });
+/** The extension of a file name, lower case, with its dot ('' when it has none). */
+function extensionOf(name: string): string {
+  const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? base.slice(dot).toLowerCase() : '';
 }
 
 /**
- * Fetches a URL or sitemap source again. The current content stays searchable until the new one is
- * complete. A sync while one is already queued or running returns the source as it is.
+ * A file as a new source, for the upload route and the CLI alike: its type from its name (a PDF
+ * also from its first bytes, or `type` when the caller knows better), its title from its name
+ * (Markdown titles itself from its first heading). A file AnswerDesk cannot read is refused with
+ * 400 and a message saying what would work, never stored as a text full of binary noise.
  */
-export async function syncSource(deps: AppDeps, projectId: string, sourceId: string): Promise<KnowledgeSource> {
-  const db = deps.store.db;
-  const row = await getRow(db, projectId, sourceId);
-  if (row.type !== 'url' && row.type !== 'sitemap') throw BadRequest('Only url and sitemap sources can be synced');
-  const active = await db
-    .selectFrom('knowledge_jobs')
-    .select('id')
-    .where('source_id', '=', sourceId)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirst();
-  if (!active) {
-    await db.transaction().execute(async (trx) => {
-      await enqueueIngestion(trx, sourceId, projectId);
-      await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: now() }).where('id', '=', sourceId).execute();
-    });
-    knowledgeFor(deps).wakeWorker?.();
+export function sourceFromFile(name: string, data: Buffer, options: { type?: SourceType; title?: string } = {}): sources.NewSource {
+  if (data.length === 0) throw BadRequest('The file is empty');
+  const ext = extensionOf(name);
+  const isPdf = data.subarray(0, 5).toString('latin1') === '%PDF-';
+  const type = options.type ?? (isPdf ? 'pdf' : FILE_TYPES[ext]);
+  if (!type) {
+    throw BadRequest(
+      `Unsupported file type ${ext ? `"${ext}"` : '(no extension)'}: AnswerDesk reads ${SUPPORTED_FILES}; save other documents as PDF or HTML first`,
+    );
   }
-  return getSource(db, projectId, sourceId);
+  if (type === 'pdf' && !isPdf) throw BadRequest('The file is not a PDF (it does not start with %PDF-)');
+  const binary = type === 'pdf' ? undefined : NOT_TEXT.find(([bytes]) => bytes.every((b, i) => data[i] === b));
+  if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type} text: save it as PDF or HTML first`);
+  const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
+  const fallback = (ext ? base.slice(0, -ext.length) : base) || base;
+  return {
+    type,
+    title: options.title ?? (type === 'markdown' ? undefined : fallback),
+    payload: type === 'pdf' ? data.toString('base64') : data.toString('utf8'),
+  };
 }
 
-/** Ranked passages of one project's ready sources, each with its source's id, type and title. */
-export async function searchKnowledge(deps: AppDeps, projectId: string, query: string, limit: number) {
-  const hits = await knowledgeFor(deps).search.search(projectId, query, limit);
-  const ids = [...new Set(hits.map((h) => h.sourceId))];
-  const sources = ids.length
-    ? await deps.store.db.selectFrom('knowledge_sources').select(['id', 'type', 'title']).where('id', 'in', ids).execute()
-    : [];
-  const byId = new Map(sources.map((s) => [s.id, s]));
-  return hits.map((h) => {
-    const s = byId.get(h.sourceId);
-    return { ...h, source: { id: h.sourceId, type: s?.type ?? 'text', title: s?.title ?? null } };
-  });
+/** Stores the source as pending and queues its ingestion. */
+export async function createSource(deps: KnowledgeDeps, projectId: string, input: sources.NewSource): Promise<KnowledgeSource> {
+  return toSource(await sources.createSource(deps, projectId, input));
+}
+
+export async function listSources(db: Db, projectId: string): Promise<KnowledgeSource[]> {
+  return (await sources.listSources(db, projectId)).map(toSource);
+}
+
+export async function getSource(db: Db, projectId: string, sourceId: string): Promise<KnowledgeSource> {
+  return toSource(await sources.getSource(db, projectId, sourceId));
+}
+
+export async function syncSource(deps: KnowledgeDeps, projectId: string, sourceId: string): Promise<KnowledgeSource> {
+  return toSource(await sources.syncSource(deps, projectId, sourceId));
 }

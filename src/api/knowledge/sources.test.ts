@@ -184,14 +184,59 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
   });
 
   it('refuses unsupported uploads and invalid JSON sources', async () => {
-    const body = multipart({ name: 'tool.exe', type: 'application/octet-stream', data: 'MZ' });
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    const p = await createProject(t);
+    const upload = (name: string, data: Buffer | string) => {
+      const body = multipart({ name, type: 'application/octet-stream', data });
+      return t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    };
+    const res = await upload('tool.exe', 'MZ');
     expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatch(/^Unsupported file type "\.exe": AnswerDesk reads \.md, \.markdown, \.txt, \.html, \.htm, \.pdf files/);
+    // A Word document is a ZIP archive: refused by its name, and by its first bytes under a text name.
+    const docx = Buffer.concat([Buffer.from('PK\x03\x04\x14\x00\x06\x00', 'latin1'), Buffer.from('[Content_Types].xml word/document.xml')]);
+    const word = await upload('Returns policy.docx', docx);
+    expect(word.statusCode).toBe(400);
+    expect(word.json().error).toContain('Unsupported file type ".docx"');
+    const renamed = await upload('returns.md', docx);
+    expect(renamed.statusCode).toBe(400);
+    expect(renamed.json()).toEqual({ error: 'The file is a ZIP archive (as .docx, .xlsx, .pptx and .odt documents are), not markdown text: save it as PDF or HTML first' });
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
     const bad = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'url' }] });
     const scheme = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url', url: 'file:///etc/passwd' } });
     expect(scheme.statusCode).toBe(400);
+  });
+
+  it('says what was too large about an upload: 413 "File too large", "Too many files", "Too many fields"; nothing stored', async () => {
+    const p = await createProject(t);
+    const upload = (payload: Buffer, headers: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/knowledge/files`, headers: { ...adminAuth(), ...headers }, payload });
+
+    const big = multipart({ name: 'manual.md', type: 'text/markdown', data: Buffer.alloc(20 * 1024 * 1024 + 1, 'a') });
+    const tooBig = await upload(big.payload, big.headers);
+    expect(tooBig.statusCode).toBe(413);
+    expect(tooBig.json()).toEqual({ error: 'File too large' });
+    expect(tooBig.headers['x-ratelimit-limit']).toBe('600');
+
+    // Two files in one request: the second file part, after the boundary of the first.
+    const one = multipart({ name: 'a.md', type: 'text/markdown', data: '# A\n\nFirst file.' });
+    const boundary = one.headers['content-type'].split('boundary=')[1];
+    const second = Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="b.md"\r\ncontent-type: text/markdown\r\n\r\n# B\r\n--${boundary}--\r\n`,
+    );
+    const twoFiles = await upload(Buffer.concat([one.payload.subarray(0, one.payload.length - `--${boundary}--\r\n`.length), second]), one.headers);
+    expect(twoFiles.statusCode).toBe(413);
+    expect(twoFiles.json()).toEqual({ error: 'Too many files' });
+
+    const fields = multipart({ name: 'a.md', type: 'text/markdown', data: '# A' }, Object.fromEntries([...'abcdef'].map((k) => [k, k])));
+    const tooManyFields = await upload(fields.payload, fields.headers);
+    expect(tooManyFields.statusCode).toBe(413);
+    expect(tooManyFields.json()).toEqual({ error: 'Too many fields' });
+
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
+    // Within the limits the same upload works.
+    expect((await upload(one.payload, one.headers)).statusCode).toBe(201);
   });
 
   it('crawls a start URL: same site, depth limit, robots.txt, private redirect refused', async () => {

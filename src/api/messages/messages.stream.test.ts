@@ -1,13 +1,14 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../../test/fakes/openai-compatible.js';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { chunkTypes, parseAnswer, streamedText } from '../../../test/ui-stream.js';
+import { waitFor } from '../../../test/wait.js';
 import { SAFE_ERRORS } from '../../agent/answer.js';
+import { upsertEndUser } from '../../conversations/end-users.js';
 import { newId } from '../../lib/ids.js';
 import { signUserId } from '../../lib/keys.js';
-import { upsertEndUser } from '../end-users/service.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 
 /** Answers from a real model provider (@ai-sdk/openai-compatible) talking to a fake server over HTTP. */
 describe.each(dialects)('answer stream from an OpenAI-compatible model on $name', (dialect) => {
@@ -28,18 +29,16 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
         ANSWERDESK_STREAM_KEEPALIVE_MS: '50',
       },
     });
-    // Many conversations and sends in this file: limits well above the defaults.
-    p = await createProject(t, {
-      model: 'openai-compatible:fake',
-      instructions: 'Always be brief.',
-      rateLimits: { chat: 10_000, session: 10_000 },
-    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
     await t.close();
     await fake.close();
+  });
+  // Each test its own project: no test sees another's conversations or rate-limit counts.
+  beforeEach(async () => {
+    p = await createProject(t, { model: 'openai-compatible:fake', instructions: 'Always be brief.' });
   });
 
   async function conversation(): Promise<string> {
@@ -325,14 +324,3 @@ describe.each(dialects)('answer stream from an OpenAI-compatible model on $name'
     req.destroy();
   });
 });
-
-/** Polls `fn` until it returns something truthy (a condition, not a timing assertion). */
-async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 10_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { chunkTypes, parseAnswer, streamedText } from '../../../test/ui-stream.js';
 import { signUserId } from '../../lib/keys.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { SendMessageBody } from './schema.js';
 
 describe.each(dialects)('POST /chat/messages on $name', (dialect) => {
@@ -12,11 +12,13 @@ describe.each(dialects)('POST /chat/messages on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
-    // Many sends per test: a chat limit well above the default, so no test trips over another's count.
-    a = await createProject(t, { rateLimits: { chat: 10_000, session: 10_000 } });
-    b = await createProject(t, {}, 'Beta');
   });
   afterAll(() => t.close());
+  // Each test its own projects: no test sees another's rows or rate-limit counts.
+  beforeEach(async () => {
+    a = await createProject(t);
+    b = await createProject(t, {}, 'Beta');
+  });
 
   async function conversation(p: CreatedProject, endUserExternalId?: string, headers: Record<string, string> = {}): Promise<string> {
     const res = await t.app.inject({
@@ -81,6 +83,14 @@ describe.each(dialects)('POST /chat/messages on $name', (dialect) => {
       ['user', 'Hello!'],
       ['assistant', text],
     ]);
+  });
+
+  it('the builtin model greets with the whole project name, whatever punctuation it holds', async () => {
+    const named = await createProject(t, {}, 'Acme Inc. Europe');
+    const id = await conversation(named);
+    const res = await send(named.publicKey, { conversationId: id, messages: [user('Hello!')] });
+    expect(res.statusCode).toBe(200);
+    expect(streamedText((await parseAnswer(res.body)).chunks)).toMatch(/^Hi! I'm the Acme Inc\. Europe assistant\./);
   });
 
   it('takes the text from parts, treats only the last message as new and keeps the stored history', async () => {

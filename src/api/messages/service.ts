@@ -1,17 +1,23 @@
 import type { FastifyRequest } from 'fastify';
 import type { VerifiedEndUser } from '../../agent/prompt.js';
 import type { ToolContext } from '../../agent/tools.js';
-import type { AppDeps } from '../../http/context.js';
+import { findConversation } from '../../conversations/conversations.js';
+import { claimAnswerLease, releaseAnswerLease } from '../../conversations/leases.js';
+import { appendMessage, lastMessages, type MessageRow } from '../../conversations/messages.js';
+import { effectiveStatus } from '../../conversations/status.js';
+import type { AppDeps } from '../../deps.js';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
-import { appendMessage, effectiveStatus, findConversation, lastMessages, type MessageRow } from '../conversations/service.js';
+import type { KeyOwner } from '../../projects/keys.js';
+import { projectExists } from '../../projects/projects.js';
+import { retryWhileUnavailable } from '../../store/faults.js';
 import { checkIdentity } from '../identity/verify.js';
-import type { KeyOwner } from '../projects/service.js';
-import { claimAnswerLease, releaseAnswerLease } from './lease.js';
 import { messageText, type SendMessageBody } from './schema.js';
 
 /** Slack on top of the model timeout before another node may take an unreleased lease over. */
 const LEASE_MARGIN_MS = 30_000;
+/** How long releasing a conversation is retried while the database is unavailable. */
+const RELEASE_RETRY_MS = 15_000;
 
 /** A send that passed every check: its user message is stored and the conversation is ours. */
 export interface AcceptedSend {
@@ -19,6 +25,8 @@ export interface AcceptedSend {
   endUser: ToolContext['endUser'];
   verifiedUser: VerifiedEndUser | null;
   assistantMessageId: string;
+  /** A regenerate: the answer the new one replaces (hidden from the model, superseded when stored). */
+  supersedes?: string;
   /** Releases the conversation for the next send; call once, when the answer is stored. */
   release(): Promise<void>;
 }
@@ -37,34 +45,38 @@ export async function acceptSend(
   const db = deps.store.db;
   const project = owner.project;
   if (body.projectId !== undefined && body.projectId !== project.id) {
-    const exists = await db.selectFrom('projects').select('id').where('id', '=', body.projectId).executeTakeFirst();
-    throw exists ? Forbidden('Project does not match API key') : NotFound('Project not found');
+    throw (await projectExists(db, body.projectId)) ? Forbidden('Project does not match API key') : NotFound('Project not found');
   }
 
   const conv = await findConversation(db, project.id, body.conversationId);
   if (!conv) throw BadRequest('Invalid conversation');
-  const externalId = conv.end_user_external_id ?? null;
+  const externalId = conv.end_user_external_id;
   const verified = await checkIdentity(request, owner, externalId);
   if (effectiveStatus(conv, project) === 'CLOSED') throw BadRequest('Conversation expired');
 
-  let verifiedUser: VerifiedEndUser | null = null;
-  if (verified && conv.end_user_id && externalId) {
-    const user = await db.selectFrom('end_users').select(['name', 'email']).where('id', '=', conv.end_user_id).executeTakeFirst();
-    verifiedUser = { externalId, name: user?.name ?? null, email: user?.email ?? null };
-  }
+  const verifiedUser: VerifiedEndUser | null =
+    verified && externalId ? { externalId, name: conv.end_user_name, email: conv.end_user_email } : null;
 
   const ttl = deps.config.ANSWERDESK_MODEL_TIMEOUT_MS + LEASE_MARGIN_MS;
   const token = await claimAnswerLease(db, conv.id, ttl);
   if (!token) throw Conflict('Conversation is busy');
-  const release = () => releaseAnswerLease(db, conv.id, token);
+  // Also when the database was away as the answer ended: otherwise the conversation stays busy
+  // until the lease expires. The deletion is idempotent, so retrying it is safe.
+  const release = () =>
+    retryWhileUnavailable(() => releaseAnswerLease(db, conv.id, token), {
+      budgetMs: RELEASE_RETRY_MS,
+      onRetry: (err) => request.log.warn({ err: { message: (err as Error).message }, conversationId: conv.id }, 'could not release the conversation yet; retrying'),
+    });
 
   const text = messageText(body.messages[body.messages.length - 1]);
+  let supersedes: string | undefined;
   try {
-    if (!isRetry(await lastMessages(db, conv.id, 2), text)) {
-      await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
-    }
+    const tail = await lastMessages(db, conv.id, 2);
+    if (body.trigger === 'regenerate-message') supersedes = answerToRegenerate(tail, text, body.messageId);
+    else if (!isRetry(tail, text)) await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
   } catch (err) {
-    await release();
+    // The request fails now (503 when the database is away); the release goes on retrying behind it.
+    void release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
     throw err;
   }
 
@@ -73,19 +85,46 @@ export async function acceptSend(
     endUser: conv.end_user_id && externalId ? { id: conv.end_user_id, externalId, verified } : null,
     verifiedUser,
     assistantMessageId: newId('msg'),
+    supersedes,
     release,
   };
 }
 
 /**
  * A send is a retry of the previous question when that question got no answer, or only a failed one,
- * and the text is the same: the widget's "Try again" and an AI SDK client's `regenerate()` send it
- * again. The question is then not stored a second time; the failed answer stays in the history (the
- * model is not shown it) and the new answer follows it.
+ * and the text is the same: the widget's "Try again" sends it again, as does any client that knows
+ * nothing of `trigger`. The question is then not stored a second time; the failed answer stays in the
+ * history (the model is not shown it) and the new answer follows it.
  */
 export function isRetry(tail: MessageRow[], text: string): boolean {
   const last = tail[tail.length - 1];
   if (last?.role === 'user') return last.content === text;
   const question = tail[tail.length - 2];
   return last?.role === 'assistant' && last.status === 'error' && question?.role === 'user' && question.content === text;
+}
+
+export const REGENERATE_ERRORS = {
+  nothing: 'There is no answer to regenerate',
+  notLast: "Only the conversation's last answer can be regenerated",
+  otherQuestion: "The last message is not the conversation's last question",
+} as const;
+
+/**
+ * An AI SDK client's `regenerate()` (`trigger: "regenerate-message"`): the question is already
+ * stored, so nothing is appended; the new answer replaces the conversation's last answer, returned
+ * here (undefined when the last question has no answer yet). `messageId`, when sent, must name that
+ * answer, or the question it answers (the SDK's `regenerate({messageId})` takes either); the text
+ * sent must be that question's, so a client that missed a turn cannot replace someone else's answer.
+ */
+export function answerToRegenerate(tail: MessageRow[], text: string, messageId: string | undefined): string | undefined {
+  const last = tail[tail.length - 1];
+  const answer = last?.role === 'assistant' ? last : undefined;
+  const question = answer ? tail[tail.length - 2] : last;
+  if (question?.role !== 'user') {
+    if (messageId !== undefined) throw BadRequest(REGENERATE_ERRORS.notLast);
+    throw BadRequest(REGENERATE_ERRORS.nothing);
+  }
+  if (messageId !== undefined && messageId !== answer?.id && messageId !== question.id) throw BadRequest(REGENERATE_ERRORS.notLast);
+  if (question.content !== text) throw BadRequest(REGENERATE_ERRORS.otherQuestion);
+  return answer?.id;
 }

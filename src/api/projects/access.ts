@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { assertProjectAccess } from '../../http/auth.js';
-import type { Project } from './schema.js';
-import { getProject } from './service.js';
+import type { Project } from '../../projects/project.js';
+import { getProject } from '../../projects/projects.js';
 
 /**
  * The project an admin route acts on, after checking that the caller may reach it. A secret key of

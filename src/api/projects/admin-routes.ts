@@ -1,7 +1,8 @@
-import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { API_PREFIX, isInstanceAdmin } from '../../http/auth.js';
-import { Forbidden } from '../../lib/errors.js';
+import { Forbidden, Unauthorized } from '../../lib/errors.js';
+import { createProject, deleteProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
 import { adminProject } from './access.js';
 import {
   adminError,
@@ -17,16 +18,7 @@ import {
   projectWrapped,
 } from './admin-schema.js';
 import { createKeyBody, createProjectBody, patchProjectBody } from './schema.js';
-import {
-  createKey,
-  createProject,
-  deleteProject,
-  listKeys,
-  listProjects,
-  revokeKey,
-  rotateHmacSecret,
-  updateProject,
-} from './service.js';
+import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
 
 const ADMIN = `${API_PREFIX}/admin`;
 
@@ -38,18 +30,17 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.post(`${ADMIN}/projects`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'createProject',
       summary: 'Create a project',
       description:
         'Instance admin token only. Creates the project with a public key, a secret key and an HMAC secret, all shown only in this response.',
-      body: createProjectBody.describe('The project name and optional settings.'),
+      body: createProjectBody,
       response: {
         201: projectCreated,
-        400: adminErrors[400],
-        401: adminErrors[401],
-        403: adminError.describe('A secret key tried to create a project: only the instance admin may.'),
-        429: adminErrors[429],
+        403: adminError.describe('A secret key tried to create a project: `{"error":"Only the instance admin can create projects"}`.'),
       },
     },
     handler: async (request, reply) => {
@@ -61,23 +52,30 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${ADMIN}/projects`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'listProjects',
       summary: 'List projects',
       description: 'The instance admin sees every project; a secret key sees only its own.',
-      response: { 200: projectList, 401: adminErrors[401], 429: adminErrors[429] },
+      response: { 200: projectList },
     },
     handler: async (request) => {
       const caller = request.caller;
-      const onlyId = caller?.type === 'key' ? caller.owner.project.id : undefined;
+      // The auth hook has refused anyone else; without a caller this would list every project.
+      if (!caller) throw Unauthorized();
+      const onlyId = caller.type === 'key' ? caller.owner.project.id : undefined;
       return { projects: await listProjects(db, onlyId) };
     },
   });
 
   app.get(`${ADMIN}/projects/:projectId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'getProject',
       summary: 'Read a project',
+      description: 'The project with its settings.',
       params: projectParams,
       response: { 200: projectWrapped, ...adminErrors },
     },
@@ -85,13 +83,15 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch(`${ADMIN}/projects/:projectId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'updateProject',
       summary: 'Update a project',
       description:
         'Renames and/or changes settings. Settings merge one level deep: `{"widget":{"primaryColor":"#000"}}` keeps the other widget fields; a top-level key given replaces that key.',
       params: projectParams,
-      body: patchProjectBody.describe('Fields to change.'),
+      body: patchProjectBody,
       response: { 200: projectWrapped, ...adminErrors },
     },
     handler: async (request) => {
@@ -101,8 +101,10 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete(`${ADMIN}/projects/:projectId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'deleteProject',
       summary: 'Delete a project',
       description: 'Deletes the project and everything in it (keys, end users, conversations, knowledge, actions, skills).',
       params: projectParams,
@@ -116,37 +118,44 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${ADMIN}/projects/:projectId/keys`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'createKey',
       summary: 'Create an API key',
       description: 'The full key is in `secret` and is shown only in this response.',
       params: projectParams,
-      body: createKeyBody.nullish().describe('Optional; `kind` defaults to "public".'),
+      body: createKeyBody.nullish(),
       response: { 201: keyCreated, ...adminErrors },
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);
       const input = request.body ?? { kind: 'public' as const };
-      return reply.code(201).send(await createKey(db, request.params.projectId, input));
+      return reply.code(201).send(await createApiKey(db, request.params.projectId, input));
     },
   });
 
   app.get(`${ADMIN}/projects/:projectId/keys`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'listKeys',
       summary: 'List API keys',
+      description: 'Every key of the project, revoked ones included; never the keys themselves.',
       params: projectParams,
       response: { 200: keyList, ...adminErrors },
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
-      return { keys: await listKeys(db, request.params.projectId) };
+      return { keys: await listApiKeys(db, request.params.projectId) };
     },
   });
 
   app.delete(`${ADMIN}/projects/:projectId/keys/:keyId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'revokeKey',
       summary: 'Revoke an API key',
       description: 'The key answers 401 on every endpoint from now on. Revoking twice returns the same key.',
       params: keyParams,
@@ -154,13 +163,15 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
-      return { key: await revokeKey(db, request.params.projectId, request.params.keyId) };
+      return { key: await revokeApiKey(db, request.params.projectId, request.params.keyId) };
     },
   });
 
   app.post(`${ADMIN}/projects/:projectId/hmac-secret/rotate`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['projects'],
+      operationId: 'rotateHmacSecret',
       summary: 'Rotate the HMAC secret',
       description: 'Generates a new HMAC secret; identity signatures and JWTs made with the old one stop verifying at once.',
       params: projectParams,

@@ -1,21 +1,17 @@
 import { z } from 'zod';
+import { errorSchema, validationErrorSchema } from '../../http/error-schemas.js';
 import { apiKeySchema, projectSchema } from './schema.js';
 
 /** Error body of every admin route: the same `{error}` shape as the runtime API. */
-export const adminError = z.object({ error: z.string().describe('What went wrong.') }).describe('Error');
-export const adminValidationError = z
-  .object({
-    error: z.literal('Validation error'),
-    details: z.array(z.object({ path: z.string(), message: z.string() })).describe('One item per invalid field.'),
-  })
-  .describe('ValidationError');
+export const adminError = errorSchema;
+export const adminValidationError = validationErrorSchema;
 
-/** Error responses shared by every project-scoped admin route. */
+/**
+ * Error responses of every project-scoped admin route, beyond those the HTTP layer adds to every
+ * admin operation (400 validation, 401, 429, 500: see http/openapi.ts).
+ */
 export const adminErrors = {
-  400: adminValidationError,
-  401: adminError.describe('Missing or invalid admin token or secret key (public keys included).'),
-  404: adminError.describe('Unknown id, or a resource of another project.'),
-  429: adminError.describe('Rate limit exceeded (admin bucket: 600 requests per minute per credential).'),
+  404: adminError.describe('Unknown id, or a resource of another project (`Project not found`, or the resource’s own “not found”).'),
 } as const;
 
 export const projectParams = z.object({
@@ -33,22 +29,24 @@ export const projectCreated = z
     secretKey: z.string().describe('The default secret key (`ad_sk_…`), shown only now.'),
     hmacSecret: z.string().describe('The HMAC secret (`ad_hs_…`) that signs end-user identities.'),
   })
-  .describe('ProjectCreated');
+  .meta({ id: 'ProjectCreated', description: 'The new project and its credentials, shown only in this response.' });
 
-export const projectWrapped = z.object({ project: projectSchema }).describe('ProjectResponse');
-export const projectList = z.object({ projects: z.array(projectSchema).describe('Oldest first.') }).describe('ProjectList');
+export const projectWrapped = z.object({ project: projectSchema }).meta({ id: 'ProjectResponse', description: 'A project.' });
+export const projectList = z
+  .object({ projects: z.array(projectSchema).describe('Oldest first.') })
+  .meta({ id: 'ProjectList', description: 'The projects the caller may administer.' });
 
 export const keyCreated = z
   .object({
     key: apiKeySchema,
     secret: z.string().describe('The full key, shown only now; only its hash is stored.'),
   })
-  .describe('KeyCreated');
-export const keyWrapped = z.object({ key: apiKeySchema }).describe('KeyResponse');
+  .meta({ id: 'KeyCreated', description: 'The new key; `secret` is shown only in this response.' });
+export const keyWrapped = z.object({ key: apiKeySchema }).meta({ id: 'KeyResponse', description: 'An API key.' });
 export const keyList = z
   .object({ keys: z.array(apiKeySchema).describe('Every key of the project, revoked ones included, oldest first.') })
-  .describe('KeyList');
+  .meta({ id: 'KeyList', description: "A project's API keys." });
 
 export const hmacRotated = z
   .object({ hmacSecret: z.string().describe('The new HMAC secret; signatures made with the old one stop verifying at once.') })
-  .describe('HmacSecretRotated');
+  .meta({ id: 'HmacSecretRotated', description: 'The new HMAC secret.' });

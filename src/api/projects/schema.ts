@@ -1,81 +1,28 @@
 import { z } from 'zod';
+import { projectSettingsSchema } from '../../projects/project.js';
 
-export const modelSpecSchema = z
-  .string()
-  .regex(/^(builtin|(openai|anthropic|openai-compatible):.+)$/, 'Expected builtin, openai:<model>, anthropic:<model> or openai-compatible:<model>')
-  .describe('Model for this project; overrides ANSWERDESK_MODEL.');
-
-const color = z.string().min(1).max(64).regex(/^[#(),.%\w\s-]+$/, 'Expected a CSS color');
-
-/** The customisable part of WidgetConfig, as stored in project settings. */
-export const widgetSettingsSchema = z
+export const projectSchema = z
   .object({
-    showBranding: z.boolean(),
-    position: z.enum(['bottom-right', 'bottom-left']),
-    primaryColor: color,
-    bgColor: color,
-    textColor: color,
-    navigationCardColor: color,
-    fontFamily: z.string().min(1).max(200).regex(/^[^;{}<>]+$/, 'Expected a CSS font-family list'),
-    fabIcon: z.string().max(2048).describe('Icon of the launcher button: a URL, a data: URL or an emoji.'),
-    fabText: z.string().max(40).describe('Optional text beside the launcher icon.'),
+    id: z.string().describe('`proj_…`'),
+    name: z.string(),
+    settings: projectSettingsSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
   })
-  .partial()
-  .strict();
+  .meta({ id: 'Project', description: 'A project: one agent, its keys, knowledge, actions and skills.' });
 
-const rpm = z.number().int().min(1).max(1_000_000);
-
-export const projectSettingsSchema = z
+export const apiKeySchema = z
   .object({
-    model: modelSpecSchema,
-    instructions: z.string().max(20_000).describe('Extra instructions for the agent, added to its system prompt.'),
-    widget: widgetSettingsSchema,
-    conversationTtlMinutes: z
-      .number()
-      .int()
-      .min(1)
-      .max(525_600)
-      .describe('Idle minutes after which a conversation counts as closed. Default 1440.'),
-    identityVerification: z
-      .enum(['optional', 'required'])
-      .describe('"required": calls naming an end user must carry x-user-hmac or x-user-token.'),
-    allowedOrigins: z
-      .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'Expected an origin such as https://example.com'))
-      .max(100)
-      .describe('Browser origins allowed to call the runtime API. Empty or absent: any origin.'),
-    rateLimits: z
-      .object({ chat: rpm, session: rpm, general: rpm })
-      .partial()
-      .strict()
-      .describe('Requests per minute per client address, per bucket.'),
+    id: z.string().describe('`key_…`'),
+    projectId: z.string(),
+    kind: z.enum(['public', 'secret']),
+    name: z.string().nullable(),
+    prefix: z.string().describe('Start and end of the key, for telling keys apart; the key itself is shown once.'),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
   })
-  .partial()
-  .strict();
-
-export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
-export type WidgetSettings = z.infer<typeof widgetSettingsSchema>;
-
-export const DEFAULT_TTL_MINUTES = 1440;
-
-export const projectSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  settings: projectSettingsSchema,
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-export type Project = z.infer<typeof projectSchema>;
-
-export const apiKeySchema = z.object({
-  id: z.string(),
-  projectId: z.string(),
-  kind: z.enum(['public', 'secret']),
-  name: z.string().nullable(),
-  prefix: z.string().describe('Start and end of the key, for telling keys apart; the key itself is shown once.'),
-  createdAt: z.string(),
-  lastUsedAt: z.string().nullable(),
-  revokedAt: z.string().nullable(),
-});
+  .meta({ id: 'ApiKey', description: 'An API key, without its secret part.' });
 export type ApiKey = z.infer<typeof apiKeySchema>;
 
 export const createProjectBody = z
@@ -83,20 +30,21 @@ export const createProjectBody = z
     name: z.string().trim().min(1).max(200),
     settings: projectSettingsSchema.optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'CreateProjectRequest', description: 'The project name and optional settings.' });
 
 export const patchProjectBody = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     settings: projectSettingsSchema.optional(),
   })
-  .strict();
+  .strict()
+  .meta({ id: 'UpdateProjectRequest', description: 'Fields to change; `settings` merges one level deep.' });
 
 export const createKeyBody = z
   .object({
     kind: z.enum(['public', 'secret']).default('public'),
     name: z.string().trim().min(1).max(200).optional(),
   })
-  .strict();
-
-export const projectIdParams = z.object({ projectId: z.string().min(1).max(64) });
+  .strict()
+  .meta({ id: 'CreateKeyRequest', description: 'Optional; `kind` defaults to "public".' });

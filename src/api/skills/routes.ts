@@ -1,10 +1,11 @@
-import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { API_PREFIX } from '../../http/auth.js';
+import { deleteSkill } from '../../skills/skills.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
 import { createSkillBody, patchSkillBody, skillList, skillParams, skillWrapped } from './schema.js';
-import { createSkill, deleteSkill, getSkill, listSkills, updateSkill } from './service.js';
+import { createSkill, getSkill, listSkills, updateSkill } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/skills`;
 
@@ -13,9 +14,12 @@ export const skillRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.post(BASE, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['skills'],
+      operationId: 'createSkill',
       summary: 'Create a skill',
+      description: 'A named workflow; enabled skills appear in the widget’s `availableSkills` and in the agent’s prompt.',
       params: projectParams,
       body: createSkillBody,
       response: { 201: skillWrapped, ...adminErrors },
@@ -27,9 +31,12 @@ export const skillRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(BASE, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['skills'],
+      operationId: 'listSkills',
       summary: 'List skills',
+      description: 'The project’s skills, oldest first; `enabled` filters.',
       params: projectParams,
       querystring: z.object({
         enabled: z
@@ -48,9 +55,12 @@ export const skillRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.get(`${BASE}/:skillId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['skills'],
+      operationId: 'getSkill',
       summary: 'Read a skill',
+      description: 'One skill with its instructions.',
       params: skillParams,
       response: { 200: skillWrapped, ...adminErrors },
     },
@@ -61,9 +71,12 @@ export const skillRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.patch(`${BASE}/:skillId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['skills'],
+      operationId: 'updateSkill',
       summary: 'Update a skill',
+      description: 'Fields given replace the stored ones.',
       params: skillParams,
       body: patchSkillBody,
       response: { 200: skillWrapped, ...adminErrors },
@@ -75,9 +88,12 @@ export const skillRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete(`${BASE}/:skillId`, {
+    config: { auth: 'admin' },
     schema: {
-      tags: ['admin'],
+      tags: ['skills'],
+      operationId: 'deleteSkill',
       summary: 'Delete a skill',
+      description: 'The skill is gone from the widget and the prompt at once.',
       params: skillParams,
       response: { 204: z.null().describe('Deleted.'), ...adminErrors },
     },

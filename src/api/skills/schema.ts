@@ -21,7 +21,7 @@ export const skillSchema = z
     createdAt: z.string().describe('ISO 8601 UTC'),
     updatedAt: z.string().describe('ISO 8601 UTC'),
   })
-  .describe('Skill');
+  .meta({ id: 'AdminSkill', description: 'A skill with its instructions, as admins see it (the widget sees `Skill`).' });
 export type Skill = z.infer<typeof skillSchema>;
 
 export const createSkillBody = z
@@ -32,19 +32,21 @@ export const createSkillBody = z
     enabled: enabled.default(true),
   })
   .strict()
-  .describe('A new skill; `enabled` defaults to true.');
+  .meta({ id: 'CreateSkillRequest', description: 'A new skill; `enabled` defaults to true.' });
 export type CreateSkillInput = z.infer<typeof createSkillBody>;
 
 export const patchSkillBody = z
   .object({ name, description, instructions, enabled })
   .partial()
   .strict()
-  .describe('Fields to change.');
+  .meta({ id: 'UpdateSkillRequest', description: 'Fields to change.' });
 export type PatchSkillInput = z.infer<typeof patchSkillBody>;
 
 export const skillParams = projectParams.extend({
   skillId: z.string().min(1).max(64).describe('Skill id (`skill_…`).'),
 });
 
-export const skillWrapped = z.object({ skill: skillSchema }).describe('SkillResponse');
-export const skillList = z.object({ skills: z.array(skillSchema).describe('Oldest first.') }).describe('SkillList');
+export const skillWrapped = z.object({ skill: skillSchema }).meta({ id: 'SkillResponse', description: 'A skill.' });
+export const skillList = z
+  .object({ skills: z.array(skillSchema).describe('Oldest first.') })
+  .meta({ id: 'SkillList', description: "A project's skills." });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
-import type { CreatedProject } from '../projects/service.js';
+import type { CreatedProject } from '../../projects/projects.js';
 import type { Skill } from './schema.js';
 
 describe.each(dialects)('admin API: skills on $name', (dialect) => {
@@ -11,6 +11,9 @@ describe.each(dialects)('admin API: skills on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
     b = await createProject(t, {}, 'Beta');
   });

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import type { MediaResponse } from '../../http/openapi.js';
 import { acceptsGzip, etagMatches, widgetScriptSource } from './service.js';
 
 /**
@@ -10,8 +12,27 @@ export const widgetScriptRoutes: FastifyPluginAsync = async (app) => {
   const scriptOf = widgetScriptSource();
 
   app.get('/widget.js', {
-    config: { public: true },
-    schema: { tags: ['widget'], summary: 'The embeddable widget script', description: 'Load with a script tag, then call AnswerDesk.initAsync({apiUrl, apiKey, user?}).' },
+    config: { auth: 'none' },
+    schema: {
+      tags: ['widget'],
+      operationId: 'getWidgetScript',
+      summary: 'The embeddable widget script',
+      description:
+        'Load with a script tag, then call `AnswerDesk.initAsync({apiUrl, apiKey, user?})`. Cached for 5 minutes, then revalidated with the ETag; gzip when accepted. No key.',
+      documented: {
+        headers: z.object({
+          'If-None-Match': z.string().optional().describe('The ETag of a copy the browser holds; 304 when it is current.'),
+        }),
+      },
+      response: {
+        200: {
+          description: 'The script.',
+          headers: { ETag: z.string(), 'Cache-Control': z.string() },
+          content: { 'text/javascript': { schema: z.string() } },
+        } satisfies MediaResponse,
+        304: { description: 'Not modified: the copy named in If-None-Match is current.', headers: { ETag: z.string() } } satisfies MediaResponse,
+      },
+    },
     handler: async (request, reply) => {
       const script = await scriptOf();
       const gzip = acceptsGzip(request.headers['accept-encoding']);

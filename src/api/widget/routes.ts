@@ -1,25 +1,36 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { errorSchema } from '../conversations/schema.js';
+import type { MediaResponse } from '../../http/openapi.js';
 import { widgetConfigSchema, type WidgetConfig } from './schema.js';
 import { ifNoneMatchHits, widgetConfigSource } from './service.js';
+
+const etagHeader = { ETag: z.string().describe('Names this version of the configuration; send it back as If-None-Match.') };
 
 /** GET /widget/config: the merged widget configuration, with ETag / If-None-Match revalidation. */
 export const widgetRoutes: FastifyPluginAsyncZod = async (app) => {
   const configOf = widgetConfigSource(app.deps.store.db, app.caches.create());
 
   app.get(`${API_PREFIX}/widget/config`, {
+    config: { auth: 'runtime' },
     schema: {
       tags: ['widget'],
+      operationId: 'getWidgetConfig',
       summary: 'Read the widget configuration',
       description: "Defaults merged with the project's widget settings, plus its enabled skills. Sends an ETag; If-None-Match gives 304.",
+      documented: {
+        headers: z.object({
+          'If-None-Match': z.string().optional().describe('The ETag of a copy the client holds; 304 when it is current.'),
+        }),
+      },
       response: {
-        200: widgetConfigSchema,
-        304: z.undefined().describe('Not modified: the copy named in If-None-Match is current.'),
-        401: errorSchema,
-        403: errorSchema,
-        429: errorSchema,
+        // Sent pre-serialized (the bytes the ETag names), so this entry only documents it.
+        200: {
+          description: 'The widget configuration.',
+          headers: etagHeader,
+          content: { 'application/json': { schema: widgetConfigSchema } },
+        } satisfies MediaResponse,
+        304: { description: 'Not modified: the copy named in If-None-Match is current.', headers: etagHeader } satisfies MediaResponse,
       },
     },
     handler: async (request, reply) => {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { WidgetSettings } from '../projects/schema.js';
+import type { WidgetSettings } from '../../projects/project.js';
 
 export const skillSummary = z
-  .object({ id: z.string(), name: z.string(), description: z.string() })
-  .describe('Skill');
+  .object({ id: z.string().describe('`skill_…`'), name: z.string(), description: z.string() })
+  .meta({ id: 'Skill', description: 'A workflow the agent offers (an enabled skill of the project).' });
 
 export const widgetConfigSchema = z
   .object({
@@ -18,7 +18,7 @@ export const widgetConfigSchema = z
     fabText: z.string().describe('Text beside the launcher icon; empty for an icon-only button.'),
     availableSkills: z.array(skillSummary).describe('Enabled skills of the project, oldest first.'),
   })
-  .describe('WidgetConfig');
+  .meta({ id: 'WidgetConfig', description: "The widget's look and the project's enabled skills." });
 export type WidgetConfig = z.infer<typeof widgetConfigSchema>;
 
 /**

@@ -1,22 +1,16 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { TtlCache } from '../../lib/ttl-cache.js';
+import type { Project } from '../../projects/project.js';
+import { listEnabledSkills } from '../../skills/skills.js';
 import type { Database } from '../../store/index.js';
-import type { Project } from '../projects/schema.js';
 import { WIDGET_DEFAULTS, type WidgetConfig } from './schema.js';
 
 type Db = Kysely<Database>;
 
-/**
- * Enabled skills of a project in creation order, as the widget lists them. SQL text rather than the
- * query builder: it runs on every widget load, and building plus compiling cost more than the query.
- */
+/** Enabled skills of a project in creation order, as the widget lists them (never their instructions). */
 export async function listAvailableSkills(db: Db, projectId: string): Promise<WidgetConfig['availableSkills']> {
-  const { rows } = await sql<WidgetConfig['availableSkills'][number]>`
-    select id, name, description from skills
-    where project_id = ${projectId} and enabled = 1
-    order by created_at asc, id asc`.execute(db);
-  return rows;
+  return (await listEnabledSkills(db, projectId)).map(({ id, name, description }) => ({ id, name, description }));
 }
 
 /** Defaults, then the project's `settings.widget` field by field, then the skills. */

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { newId } from '../../lib/ids.js';
-import { updateProject, type CreatedProject } from '../projects/service.js';
+import { updateProject, type CreatedProject } from '../../projects/projects.js';
 import { WIDGET_DEFAULTS, type WidgetConfig } from './schema.js';
 
 describe.each(dialects)('widget config on $name', (dialect) => {
@@ -11,6 +11,9 @@ describe.each(dialects)('widget config on $name', (dialect) => {
 
   beforeAll(async () => {
     t = await createTestApp({ dialect });
+  });
+  // Each test its own project(s): none sees another's rows or rate-limit counts.
+  beforeEach(async () => {
     a = await createProject(t);
   });
   afterAll(() => t.close());

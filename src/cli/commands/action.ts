@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { checkDefinition, deleteAction, findActionId, loadAction } from '../../actions/actions.js';
 import { executeAction } from '../../actions/execute.js';
 import { secretBox } from '../../actions/secret-box.js';
 import { createActionBody } from '../../api/actions/schema.js';
-import { createAction, deleteAction, listActions, loadAction } from '../../api/actions/service.js';
-import { getProject } from '../../api/projects/service.js';
+import { createAction, listActions } from '../../api/actions/service.js';
 import { loadConfig } from '../../config.js';
-import { HttpError } from '../../lib/errors.js';
+import type { ErrorDetail } from '../../lib/errors.js';
+import { getProject } from '../../projects/projects.js';
 import type { Store } from '../../store/index.js';
-import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
+import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -27,21 +28,33 @@ Works directly on the database named by DATABASE_URL, with the same secret key a
 (ANSWERDESK_SECRET_KEY, or secret.key in the data directory).
 `;
 
-/** A service error as a CLI failure: validation details listed one per line. */
-function failure(err: unknown): never {
-  if (err instanceof HttpError) {
-    const details = (err.extra.details as Array<{ path: string; message: string }> | undefined) ?? [];
-    throw new Error([err.message, ...details.map((d) => `  ${d.path || '(body)'}: ${d.message}`)].join('\n'));
-  }
-  throw err;
+/**
+ * The service's cross-field checks (URL placeholders, parameter lists, the JSON Schema) for a file
+ * whose shape is already wrong elsewhere, so one run lists every problem. They need the fields they
+ * read to be well formed; when one of those is not, its shape error says enough.
+ */
+function definitionDetails(raw: unknown, issues: Array<{ path: PropertyKey[] }>): ErrorDetail[] {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const shape = createActionBody.shape;
+  const input = raw as Record<string, unknown>;
+  const method = shape.method.safeParse(input.method);
+  const url = shape.url.safeParse(input.url);
+  const parameters = shape.parameters.safeParse(input.parameters);
+  const query = shape.query.safeParse(input.query);
+  const body = shape.body.safeParse(input.body);
+  if (!method.success || !url.success || !parameters.success || !query.success || !body.success) return [];
+  const reported = new Set(issues.map((i) => String(i.path[0])));
+  return checkDefinition({ method: method.data, url: url.data, parameters: parameters.data, query: query.data, body: body.data }).filter(
+    (d) => !reported.has(d.path.split('.')[0]!),
+  );
 }
 
 /** An action id (`act_…`) or a name, resolved within the project. */
 async function resolveId(store: Store, projectId: string, ref: string): Promise<string> {
   if (ref.startsWith('act_')) return ref;
-  const row = await store.db.selectFrom('actions').select('id').where('project_id', '=', projectId).where('name', '=', ref).executeTakeFirst();
-  if (!row) throw new Error(`No action named "${ref}" in project ${projectId}`);
-  return row.id;
+  const id = await findActionId(store.db, projectId, ref);
+  if (!id) throw new Error(`No action named "${ref}" in project ${projectId}`);
+  return id;
 }
 
 function readJson(path: string, what: string): unknown {
@@ -63,14 +76,16 @@ async function add(args: string[]): Promise<number> {
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const file = required(option(cmd, 'file'), 'file', usage);
-  const parsed = createActionBody.safeParse(readJson(file, 'file'));
+  const raw = readJson(file, 'file');
+  const parsed = createActionBody.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(['Validation error', ...parsed.error.issues.map((i) => `  ${i.path.join('.') || '(body)'}: ${i.message}`)].join('\n'));
+    const details = [...issueDetails(parsed.error.issues), ...definitionDetails(raw, parsed.error.issues)];
+    throw new Error(['Validation error', ...formatDetails(details)].join('\n'));
   }
   const config = loadConfig();
   const action = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return createAction(store.db, secretBox(config), projectId, parsed.data).catch(failure);
+    return createAction(store.db, secretBox(config), projectId, parsed.data);
   });
   if (cmd.values.json) printJson({ action });
   else process.stdout.write(`Created action ${action.id} (${action.name}: ${action.method} ${action.url})${action.enabled ? '' : ', disabled'}.\n`);
@@ -106,7 +121,7 @@ async function test(args: string[]): Promise<number> {
   const config = loadConfig();
   const result = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    const action = await loadAction(store.db, secretBox(config), projectId, await resolveId(store, projectId, cmd.positionals[0]!)).catch(failure);
+    const action = await loadAction(store.db, secretBox(config), projectId, await resolveId(store, projectId, cmd.positionals[0]!));
     return executeAction(action, input, { config, db: store.db, source: 'test', identity: { endUser: null, userTokens: {} } });
   });
   if (cmd.values.json) {
@@ -136,7 +151,7 @@ async function remove(args: string[]): Promise<number> {
   const id = await withStore(async (store) => {
     await getProject(store.db, projectId);
     const actionId = await resolveId(store, projectId, cmd.positionals[0]!);
-    await deleteAction(store.db, projectId, actionId).catch(failure);
+    await deleteAction(store.db, projectId, actionId);
     return actionId;
   });
   process.stdout.write(`Deleted action ${id}.\n`);

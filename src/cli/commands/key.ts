@@ -1,4 +1,5 @@
-import { createKey, getProject, listKeys, revokeKey } from '../../api/projects/service.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../api/projects/service.js';
+import { getProject } from '../../projects/projects.js';
 import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
@@ -27,7 +28,7 @@ async function create(args: string[]): Promise<number> {
   if (name && name.length > 200) throw new UsageError('--name is longer than 200 characters', usage);
   const created = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return createKey(store.db, projectId, { kind: kind as (typeof KINDS)[number], name });
+    return createApiKey(store.db, projectId, { kind: kind as (typeof KINDS)[number], name });
   });
   if (cmd.values.json) {
     printJson(created);
@@ -49,7 +50,7 @@ async function list(args: string[]): Promise<number> {
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const keys = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return listKeys(store.db, projectId);
+    return listApiKeys(store.db, projectId);
   });
   if (cmd.values.json) printJson({ keys });
   else
@@ -66,7 +67,7 @@ async function revoke(args: string[]): Promise<number> {
   const projectId = required(option(cmd, 'project'), 'project', usage);
   const key = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return revokeKey(store.db, projectId, cmd.positionals[0]);
+    return revokeApiKey(store.db, projectId, cmd.positionals[0]);
   });
   if (cmd.values.json) printJson({ key });
   else process.stdout.write(`Revoked ${key.kind} key ${key.id} (${key.prefix}) at ${key.revokedAt}.\n`);

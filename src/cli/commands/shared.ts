@@ -1,6 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
-import { openStore, type Store } from '../../store/index.js';
+import type { ErrorDetail } from '../../lib/errors.js';
+import { openStore, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -55,7 +57,7 @@ export function required(value: string | undefined, flag: string, usage: string)
  */
 export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const store = await openStore(config.DATABASE_URL);
+  const store = await openStore(config.DATABASE_URL, storeOptions(config));
   try {
     return await fn(store);
   } finally {
@@ -72,4 +74,46 @@ export function printTable(headers: string[], rows: string[][]): void {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
   process.stdout.write(`${[line(headers), ...rows.map(line)].join('\n')}\n`);
+}
+
+/**
+ * Validation details, one per line: `  settings.widget.title: …`. `prefix` names what was checked
+ * (`settings`); a detail about the whole value (an unknown key at the top) is shown under the prefix
+ * alone, or `(body)` without one.
+ */
+export function formatDetails(details: ErrorDetail[], prefix = ''): string[] {
+  return details.map((d) => `  ${[prefix, d.path].filter(Boolean).join('.') || '(body)'}: ${d.message}`);
+}
+
+/** zod issues as error details (dot paths). */
+export function issueDetails(issues: z.core.$ZodIssue[]): ErrorDetail[] {
+  return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+}
+
+/**
+ * Parses command-line input with the admin API's own schema: what the API would answer 400 for is
+ * a usage error here (exit 2), listed in full.
+ */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, usage: string, what: string, prefix = ''): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new UsageError([`Invalid ${what}:`, ...formatDetails(issueDetails(parsed.error.issues), prefix)].join('\n'), usage);
+}
+
+/** A JSON option's value, or a usage error naming the option. */
+export function jsonOption(raw: string, flag: string, usage: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new UsageError(`--${flag} is not valid JSON`, usage);
+  }
+}
+
+/** A whole-number option (undefined when absent), or a usage error naming it. */
+export function intOption(parsed: ParsedCommand, flag: string, usage: string): number | undefined {
+  const value = option(parsed, flag);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`--${flag} must be a whole number`, usage);
+  return n;
 }

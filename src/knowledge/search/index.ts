@@ -1,19 +1,9 @@
 import type { Store } from '../../store/index.js';
 import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
+import type { FullTextIndex } from './full-text.js';
 import { postgresFullText } from './postgres.js';
 import { sqliteFullText } from './sqlite.js';
-
-/** A chunk as a full-text or vector search ranks it (best first). */
-export type RankedChunk = KnowledgeHit;
-
-/**
- * Full-text search over the searchable chunks of one project: BM25 (FTS5) on SQLite, ts_rank
- * over a weighted tsvector on PostgreSQL. Only chunks of a source's visible generation are found.
- */
-export interface FullTextIndex {
-  search(projectId: string, query: string, limit: number): Promise<RankedChunk[]>;
-}
 
 /** Knowledge search as the API and the agent use it: full text, fused with vectors when configured. */
 export interface KnowledgeSearch {
@@ -34,8 +24,8 @@ const RRF_K = 60;
  * Merges ranked lists by reciprocal rank fusion: score = Σ 1 / (k + rank). Rank-based, so BM25 and
  * cosine scores, which live on different scales, need no calibration.
  */
-export function reciprocalRankFusion(lists: RankedChunk[][], limit: number): RankedChunk[] {
-  const fused = new Map<string, { hit: RankedChunk; score: number }>();
+export function reciprocalRankFusion(lists: KnowledgeHit[][], limit: number): KnowledgeHit[] {
+  const fused = new Map<string, { hit: KnowledgeHit; score: number }>();
   for (const list of lists) {
     list.forEach((hit, rank) => {
       const entry = fused.get(hit.chunkId) ?? { hit, score: 0 };

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import type { FullTextIndex } from './index.js';
+import { chunkHit, type ChunkRow } from './chunk-hit.js';
+import { termPairs, withFallback, type FullTextIndex } from './full-text.js';
 import { queryTerms } from './query.js';
-import { termPairs, toRanked, withFallback } from './sqlite.js';
 
 /**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
@@ -24,7 +24,7 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
       if (terms.length === 0) return [];
       const run = async (tsquery: string) => {
         for (let depth = Math.max(limit * 4, 20); ; depth *= 8) {
-          const { rows } = await sql<Parameters<typeof toRanked>[0] & { visible: boolean }>`
+          const { rows } = await sql<ChunkRow & { visible: boolean }>`
             select c.id, c.source_id, c.title, c.heading_path, c.url, c.text, f.score, s.id is not null as visible
             from (
               select c.rowid, ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1) as score
@@ -36,7 +36,7 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
             left join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
             order by f.score desc, f.rowid`.execute(db);
           const found = rows.filter((r) => r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(toRanked);
+          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(chunkHit);
         }
       };
       return withFallback(

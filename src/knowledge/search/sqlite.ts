@@ -1,30 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import type { FullTextIndex, RankedChunk } from './index.js';
+import { chunkHit, type ChunkRow } from './chunk-hit.js';
+import { termPairs, withFallback, type FullTextIndex } from './full-text.js';
 import { queryTerms } from './query.js';
-
-interface Row {
-  id: string;
-  source_id: string;
-  title: string;
-  heading_path: string;
-  url: string | null;
-  text: string;
-  score: number;
-}
-
-export function toRanked(row: Row): RankedChunk {
-  return {
-    chunkId: row.id,
-    sourceId: row.source_id,
-    title: row.title,
-    // Citations need a link a reader can open: a bare `#anchor` of an uploaded document is not one.
-    url: row.url && /^https?:\/\//i.test(row.url) ? row.url : null,
-    headingPath: JSON.parse(row.heading_path) as string[],
-    text: row.text,
-    score: Number(Number(row.score).toFixed(6)),
-  };
-}
 
 /** A project's share of all chunks at or above which its searches skip the project filter in FTS5. */
 const DOMINANT_SHARE = 0.5;
@@ -70,7 +48,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
         const match = scoped ? `${project} AND {title headings text}: (${words})` : `{title headings text}: (${words})`;
         for (let depth = Math.max(limit * 4, 20); ; depth *= 8) {
           // CROSS JOIN keeps SQLite from starting at the project's chunks instead of the candidates.
-          const { rows } = await sql<Row & { project_id: string; visible: number }>`
+          const { rows } = await sql<ChunkRow & { project_id: string; visible: number }>`
             select c.id, c.project_id, c.source_id, c.title, c.heading_path, c.url, c.text,
                    -f.rank as score, s.id is not null as visible
             from (select rowid, rank from knowledge_fts where knowledge_fts match ${match} order by rank limit ${depth}) f
@@ -79,7 +57,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
             where c.rowid = f.rowid
             order by f.rank, f.rowid`.execute(db);
           const found = rows.filter((r) => r.project_id === projectId && r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(toRanked);
+          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(chunkHit);
         }
       };
       const quoted = terms.map((t) => `"${t}"`);
@@ -92,39 +70,4 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
       );
     },
   };
-}
-
-/** Queries of up to this many words get the middle tier (pairs grow quadratically). */
-const MAX_PAIR_TERMS = 8;
-
-/** Every pair of the terms, for the "at least two words" tier: `[[a, b], [a, c], [b, c]]`. */
-export function termPairs(terms: string[]): Array<[string, string]> {
-  return terms.flatMap((a, i) => terms.slice(i + 1).map((b): [string, string] => [a, b]));
-}
-
-/**
- * Chunks holding every word of the query first; when they are fewer than `limit`, chunks holding
- * at least two of the words (queries of three to eight words), and only then the broad any-word
- * query, each tier filling the rest. Ranking all chunks that share one common word with the query
- * costs time proportional to the corpus; the narrower tiers keep the usual question cheap, and the
- * last keeps recall for the rest.
- */
-export async function withFallback(
-  limit: number,
-  termCount: number,
-  all: () => Promise<RankedChunk[]>,
-  any: () => Promise<RankedChunk[]>,
-  two?: () => Promise<RankedChunk[]>,
-): Promise<RankedChunk[]> {
-  const tiers = [all, ...(two && termCount >= 3 && termCount <= MAX_PAIR_TERMS ? [two] : []), ...(termCount > 1 ? [any] : [])];
-  let hits: RankedChunk[] = [];
-  for (const tier of tiers) {
-    if (hits.length >= limit) break;
-    const seen = new Set(hits.map((h) => h.chunkId));
-    const more = (await tier()).filter((h) => !seen.has(h.chunkId));
-    // Earlier tiers keep their place ahead of later ones, whatever the raw scores say.
-    const floor = Math.min(...hits.map((h) => h.score), Infinity);
-    hits = [...hits, ...more.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))];
-  }
-  return hits.slice(0, limit);
 }

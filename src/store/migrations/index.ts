@@ -4,6 +4,7 @@ import { knowledge } from './002-knowledge.js';
 import { actions } from './003-actions.js';
 import { answerLeases } from './005-answer-leases.js';
 import { knowledgeSearch } from './006-knowledge-search.js';
+import { supersededMessages } from './007-superseded-messages.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '003-actions': actions,
   '005-answer-leases': answerLeases,
   '006-knowledge-search': knowledgeSearch,
+  '007-superseded-messages': supersededMessages,
 };
 
 export const migrationProvider: MigrationProvider = {

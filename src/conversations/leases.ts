@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import { base62 } from '../../lib/ids.js';
-import type { Database } from '../../store/index.js';
+import { base62 } from '../lib/ids.js';
+import type { Database } from '../store/index.js';
 
 type Db = Kysely<Database>;
 

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import { newId, now } from '../../lib/ids.js';
-import { isUniqueViolation, type Database } from '../../store/index.js';
-import type { EndUsersTable } from '../../store/schema.js';
+import { newId, now } from '../lib/ids.js';
+import { isUniqueViolation, type Database } from '../store/index.js';
+import type { EndUsersTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
 export type EndUserRow = Selectable<EndUsersTable>;

@@ -1,0 +1,121 @@
+import type { Kysely, Selectable } from 'kysely';
+import { NotFound } from '../lib/errors.js';
+import { newId, now } from '../lib/ids.js';
+import type { Project } from '../projects/project.js';
+import type { Database } from '../store/index.js';
+import { keysetPage, readCursor } from '../store/keyset.js';
+import type { ConversationsTable } from '../store/schema.js';
+import { findEndUser, upsertEndUser } from './end-users.js';
+import { idleCutoff, statusCondition, type ConversationStatus } from './status.js';
+
+type Db = Kysely<Database>;
+export type ConversationRow = Selectable<ConversationsTable>;
+
+/** A conversation with the end user it is with, if any. */
+export type ConversationWithEndUser = ConversationRow & {
+  end_user_external_id: string | null;
+  end_user_email: string | null;
+  end_user_name: string | null;
+  end_user_verified_at: string | null;
+};
+
+export async function createConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
+  const at = now();
+  const endUser = endUserExternalId ? await upsertEndUser(db, projectId, endUserExternalId) : null;
+  const row: ConversationRow = {
+    id: newId('conv'),
+    project_id: projectId,
+    end_user_id: endUser?.id ?? null,
+    status: 'ACTIVE',
+    message_count: 0,
+    last_message_preview: null,
+    last_message_role: null,
+    closed_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  await db.insertInto('conversations').values(row).execute();
+  return row;
+}
+
+function withEndUser(db: Db, projectId: string) {
+  return db
+    .selectFrom('conversations as c')
+    .leftJoin('end_users as u', 'u.id', 'c.end_user_id')
+    .selectAll('c')
+    .select([
+      'u.external_id as end_user_external_id',
+      'u.email as end_user_email',
+      'u.name as end_user_name',
+      'u.verified_at as end_user_verified_at',
+    ])
+    .where('c.project_id', '=', projectId);
+}
+
+/** The conversation of this project, or undefined (another project's counts as unknown). */
+export async function findConversation(db: Db, projectId: string, id: string): Promise<ConversationWithEndUser | undefined> {
+  return withEndUser(db, projectId).where('c.id', '=', id).executeTakeFirst();
+}
+
+/** The conversation of this project, or 404 `Conversation not found`. */
+export async function getConversation(db: Db, projectId: string, id: string): Promise<ConversationWithEndUser> {
+  const row = await findConversation(db, projectId, id);
+  if (!row) throw NotFound('Conversation not found');
+  return row;
+}
+
+export interface ConversationFilter {
+  /** Only the conversations of the end user the site knows by this id; an unknown one has none. */
+  endUserExternalId?: string;
+  /** Only the conversations of this end user (`eu_…`). */
+  endUserId?: string;
+  status?: ConversationStatus;
+  /** Created at or after / before this instant. */
+  createdFrom?: string;
+  createdBefore?: string;
+  /** Conversations without a message too (otherwise only those with at least one). */
+  includeEmpty?: boolean;
+}
+
+/**
+ * One page of a project's conversations, newest `updatedAt` first (id breaks ties), keyset-paged so
+ * pages stay stable while new messages arrive. The status filter applies the status rule in SQL,
+ * so it agrees with the status computed on each row at `at`. An invalid cursor is refused even
+ * when nothing would be listed.
+ */
+export async function listConversations(
+  db: Db,
+  project: Project,
+  filter: ConversationFilter,
+  page: { limit: number; cursor?: string },
+  at = Date.now(),
+): Promise<{ rows: ConversationWithEndUser[]; nextCursor?: string }> {
+  const after = readCursor(page.cursor);
+  let q = withEndUser(db, project.id);
+  if (filter.endUserExternalId !== undefined) {
+    const user = await findEndUser(db, project.id, filter.endUserExternalId);
+    if (!user) return { rows: [] };
+    q = q.where('c.end_user_id', '=', user.id);
+  }
+  if (filter.endUserId) q = q.where('c.end_user_id', '=', filter.endUserId);
+  if (!filter.includeEmpty) q = q.where('c.message_count', '>', 0);
+  if (filter.createdFrom) q = q.where('c.created_at', '>=', filter.createdFrom);
+  if (filter.createdBefore) q = q.where('c.created_at', '<', filter.createdBefore);
+  if (filter.status) q = q.where(statusCondition(filter.status, idleCutoff(project, at), 'c'));
+  return keysetPage(q, { time: 'c.updated_at', id: 'c.id' }, (r) => ({ time: r.updated_at, id: r.id }), { limit: page.limit, after });
+}
+
+/** Closes the conversation; an already closed one keeps its first `closed_at`. 404 when unknown. */
+export async function closeConversation(db: Db, projectId: string, id: string): Promise<ConversationRow> {
+  const at = now();
+  await db
+    .updateTable('conversations')
+    .set({ status: 'CLOSED', closed_at: at })
+    .where('id', '=', id)
+    .where('project_id', '=', projectId)
+    .where('status', '=', 'ACTIVE')
+    .executeTakeFirst();
+  const row = await db.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw NotFound('Conversation not found');
+  return row;
+}

@@ -1,0 +1,119 @@
+import type { Kysely, Selectable } from 'kysely';
+import { newId, now } from '../lib/ids.js';
+import type { Database } from '../store/index.js';
+import type { MessagesTable } from '../store/schema.js';
+import type { ConversationRow } from './conversations.js';
+
+type Db = Kysely<Database>;
+export type MessageRow = Selectable<MessagesTable>;
+
+/** Characters of the last message a conversation keeps as its preview. */
+export const PREVIEW_LENGTH = 150;
+
+/**
+ * A conversation's messages, oldest first. Answers replaced by a regenerate are left out unless
+ * `includeSuperseded` (the admin's view of every version).
+ */
+export async function listMessages(db: Db, conversationId: string, options: { includeSuperseded?: boolean } = {}): Promise<MessageRow[]> {
+  let q = db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId);
+  if (!options.includeSuperseded) q = q.where('superseded_by', 'is', null);
+  return q.orderBy('seq', 'asc').execute();
+}
+
+/** The last `n` current (not superseded) messages of a conversation, oldest first. */
+export async function lastMessages(db: Db, conversationId: string, n: number): Promise<MessageRow[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('superseded_by', 'is', null)
+    .orderBy('seq', 'desc')
+    .limit(n)
+    .execute();
+  return rows.reverse();
+}
+
+/** The message `messageId` of this conversation, if it is one. */
+export async function findMessage(db: Db, conversationId: string, messageId: string): Promise<MessageRow | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('conversation_id', '=', conversationId).executeTakeFirst();
+}
+
+/** Whether a message with this id is stored (in any conversation). */
+export async function messageExists(db: Db, messageId: string): Promise<boolean> {
+  return (await db.selectFrom('messages').select('id').where('id', '=', messageId).executeTakeFirst()) !== undefined;
+}
+
+export interface NewMessage {
+  role: 'user' | 'assistant';
+  content: string;
+  parts?: unknown[] | null;
+  sources?: unknown[] | null;
+  status: MessageRow['status'];
+  model?: string | null;
+  usage?: unknown;
+  id?: string;
+  /** A regenerated answer: the id of the answer it replaces, which is then marked superseded. */
+  supersedes?: string;
+}
+
+/**
+ * Appends a message and updates the conversation's count, preview, last role and updatedAt, in one
+ * transaction. `seq` follows the conversation's highest one, and the (conversation, seq) unique
+ * index makes two writers that raced fail loudly instead of interleaving. With `supersedes` the
+ * message replaces that answer: the old one is marked superseded and the count stays the same.
+ */
+export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
+  return db.transaction().execute(async (trx) => {
+    const at = now();
+    const conv = await trx
+      .selectFrom('conversations')
+      .select(['message_count'])
+      .where('id', '=', conversation.id)
+      .executeTakeFirstOrThrow();
+    const top = await trx
+      .selectFrom('messages')
+      .select((eb) => eb.fn.max('seq').as('seq'))
+      .where('conversation_id', '=', conversation.id)
+      .executeTakeFirst();
+    const id = msg.id ?? newId('msg');
+    let replaced = false;
+    if (msg.supersedes) {
+      const res = await trx
+        .updateTable('messages')
+        .set({ superseded_by: id, updated_at: at })
+        .where('id', '=', msg.supersedes)
+        .where('conversation_id', '=', conversation.id)
+        .where('superseded_by', 'is', null)
+        .executeTakeFirst();
+      replaced = Number(res.numUpdatedRows) > 0;
+    }
+    const row: MessageRow = {
+      id,
+      conversation_id: conversation.id,
+      project_id: conversation.project_id,
+      seq: Number(top?.seq ?? 0) + 1,
+      role: msg.role,
+      content: msg.content,
+      parts: msg.parts ? JSON.stringify(msg.parts) : null,
+      sources: msg.sources ? JSON.stringify(msg.sources) : null,
+      status: msg.status,
+      model: msg.model ?? null,
+      usage: msg.usage === undefined || msg.usage === null ? null : JSON.stringify(msg.usage),
+      superseded_by: null,
+      created_at: at,
+      updated_at: at,
+    };
+    await trx.insertInto('messages').values(row).execute();
+    await trx
+      .updateTable('conversations')
+      .set({
+        message_count: replaced ? conv.message_count : conv.message_count + 1,
+        last_message_preview: msg.content.slice(0, PREVIEW_LENGTH),
+        last_message_role: msg.role === 'user' ? 'USER' : 'ASSISTANT',
+        updated_at: at,
+      })
+      .where('id', '=', conversation.id)
+      .execute();
+    return row;
+  });
+}

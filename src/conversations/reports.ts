@@ -1,0 +1,128 @@
+import { sql, type Kysely } from 'kysely';
+import type { Project } from '../projects/project.js';
+import type { Database } from '../store/index.js';
+import { idleCutoff, statusCondition } from './status.js';
+
+type Db = Kysely<Database>;
+
+export interface ActivityRow {
+  id: string;
+  conversation_id: string;
+  role: 'user' | 'assistant';
+  status: 'complete' | 'streaming' | 'error';
+  content: string;
+  created_at: string;
+  end_user_external_id: string | null;
+}
+
+/**
+ * The project's messages created after `since` (all, without it) and at or before `until`: the
+ * newest `limit` of them, oldest first; `truncated` when there were more.
+ */
+export async function messagesBetween(
+  db: Db,
+  projectId: string,
+  window: { since: string | null; until: string },
+  limit: number,
+): Promise<{ rows: ActivityRow[]; truncated: boolean }> {
+  let q = db
+    .selectFrom('messages as m')
+    .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
+    .leftJoin('end_users as u', 'u.id', 'c.end_user_id')
+    .select(['m.id', 'm.conversation_id', 'm.role', 'm.status', 'm.content', 'm.created_at', 'u.external_id as end_user_external_id'])
+    .where('m.project_id', '=', projectId)
+    .where('m.created_at', '<=', window.until);
+  if (window.since) q = q.where('m.created_at', '>', window.since);
+  const rows = await q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc').limit(limit + 1).execute();
+  return { rows: rows.slice(0, limit).reverse(), truncated: rows.length > limit };
+}
+
+/** A count per UTC day (`YYYY-MM-DD`). */
+export type DayCounts = Array<{ date: string; n: number }>;
+
+export interface ProjectCounts {
+  /** Conversations started in the window that have a message; `active` by the status rule at `at`. */
+  conversations: { total: number; active: number; unanswered: number; identified: number; endUsers: number };
+  messages: { total: number; user: number; assistant: number; failed: number };
+  byDay: {
+    conversations: DayCounts;
+    messages: DayCounts;
+    feedback: Array<{ date: string; rating: 'POSITIVE' | 'NEGATIVE'; n: number }>;
+  };
+}
+
+const day = (column: string) => sql<string>`substr(${sql.ref(column)}, 1, 10)`;
+const n = (v: unknown) => Number(v ?? 0);
+
+/**
+ * Counts of a project's conversations, messages and ratings created since `from`, with aggregate
+ * queries on both databases.
+ */
+export async function projectCounts(db: Db, project: Project, from: string, at = Date.now()): Promise<ProjectCounts> {
+  const conv = await db
+    .selectFrom('conversations')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .where('message_count', '>', 0)
+    .select((eb) => [
+      eb.fn.countAll().as('total'),
+      eb.fn.sum(eb.case().when(statusCondition('ACTIVE', idleCutoff(project, at))).then(1).else(0).end()).as('active'),
+      eb.fn.sum(eb.case().when('last_message_role', '=', 'USER').then(1).else(0).end()).as('unanswered'),
+      eb.fn.count('end_user_id').as('identified'),
+      eb.fn.count('end_user_id').distinct().as('endUsers'),
+    ])
+    .executeTakeFirstOrThrow();
+
+  const msg = await db
+    .selectFrom('messages')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .select((eb) => [
+      eb.fn.countAll().as('total'),
+      eb.fn.sum(eb.case().when('role', '=', 'user').then(1).else(0).end()).as('user'),
+      eb.fn.sum(eb.case().when('role', '=', 'assistant').then(1).else(0).end()).as('assistant'),
+      eb.fn
+        .sum(eb.case().when(eb.and([eb('role', '=', 'assistant'), eb('status', '=', 'error')])).then(1).else(0).end())
+        .as('failed'),
+    ])
+    .executeTakeFirstOrThrow();
+
+  const convByDay = await db
+    .selectFrom('conversations')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .where('message_count', '>', 0)
+    .select((eb) => [day('created_at').as('d'), eb.fn.countAll().as('n')])
+    .groupBy(day('created_at'))
+    .execute();
+  const msgByDay = await db
+    .selectFrom('messages')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .select((eb) => [day('created_at').as('d'), eb.fn.countAll().as('n')])
+    .groupBy(day('created_at'))
+    .execute();
+  const fbByDay = await db
+    .selectFrom('feedback')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .select((eb) => [day('created_at').as('d'), 'rating', eb.fn.countAll().as('n')])
+    .groupBy([day('created_at'), 'rating'])
+    .execute();
+
+  return {
+    conversations: {
+      total: n(conv.total),
+      active: n(conv.active),
+      unanswered: n(conv.unanswered),
+      identified: n(conv.identified),
+      endUsers: n(conv.endUsers),
+    },
+    messages: { total: n(msg.total), user: n(msg.user), assistant: n(msg.assistant), failed: n(msg.failed) },
+    byDay: {
+      conversations: convByDay.map((r) => ({ date: r.d, n: n(r.n) })),
+      messages: msgByDay.map((r) => ({ date: r.d, n: n(r.n) })),
+      feedback: fbByDay.map((r) => ({ date: r.d, rating: r.rating, n: n(r.n) })),
+    },
+  };
+}

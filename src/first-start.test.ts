@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../test/helper.js';
+import { startServerProcess } from '../test/server-process.js';
+import { waitFor } from '../test/wait.js';
+import { base62 } from './lib/ids.js';
+
+/** The value printed after `label` in the start banner. */
+const field = (banner: string, label: string) => new RegExp(`^ {2}${label}\\s+(\\S+)$`, 'm').exec(banner)?.[1];
+
+// A fresh database, as after `git clone && npm install && npm start`; each start compiles TypeScript.
+describe.each(dialects)('the first start of a new install on $name', { timeout: 180_000 }, (dialect) => {
+  let dir: string;
+  let databaseUrl: string;
+  let drop = async () => {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'answerdesk-first-'));
+    if (dialect.name === 'sqlite') {
+      databaseUrl = `sqlite:${join(dir, 'data', 'answerdesk.db')}`;
+      return;
+    }
+    // An empty schema of its own: the server creates every table itself.
+    const schema = `t_first_${base62(10).toLowerCase()}`;
+    const client = new pg.Client({ connectionString: dialect.url });
+    await client.connect();
+    await client.query(`create schema ${schema}`);
+    await client.end();
+    databaseUrl = `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+    drop = async () => {
+      const c = new pg.Client({ connectionString: dialect.url });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    };
+  });
+  afterAll(async () => {
+    await drop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('prints a banner on stderr with working keys, the admin API and the CLI; stdout holds only JSON log lines', async () => {
+    const server = await startServerProcess({ DATABASE_URL: databaseUrl, ANSWERDESK_DEMO: 'true', ANSWERDESK_ADMIN_TOKEN: '' });
+    try {
+      await waitFor(() => server.output().stderr.includes('CLI          npx answerdesk --help'), 30_000, 'start banner');
+      const banner = server.output().stderr;
+      expect(banner).toContain(`AnswerDesk is running at ${server.base.replace('127.0.0.1', 'localhost')}`);
+      const publicKey = field(banner, 'public key')!;
+      const secretKey = field(banner, 'secret key')!;
+      const projectId = field(banner, 'project id')!;
+      expect(publicKey).toMatch(/^ad_pk_/);
+      expect(banner).toContain(`export API=${server.base.replace('127.0.0.1', 'localhost')}/api/v1 KEY=${publicKey} SECRET=${secretKey} PROJECT=${projectId} HMAC_SECRET=${field(banner, 'HMAC secret')}`);
+      expect(banner).toMatch(/^Admin API {4}\S+\/api\/v1\/admin with a project's secret key; set ANSWERDESK_ADMIN_TOKEN/m);
+      expect(banner).toMatch(/^CLI {10}npx answerdesk --help/m);
+
+      // The keys printed work: the public key on the runtime API, the secret key on the admin API.
+      const conv = await fetch(`${server.base}/api/v1/chat/conversations`, { method: 'POST', headers: { 'x-api-key': publicKey } });
+      expect(conv.status).toBe(201);
+      const admin = await fetch(`${server.base}/api/v1/admin/projects/${projectId}`, { headers: { authorization: `Bearer ${secretKey}` } });
+      expect(admin.status).toBe(200);
+
+      const { stdout } = server.output();
+      const lines = stdout.split('\n').filter(Boolean);
+      expect(lines.length).toBeGreaterThan(0);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+      expect(stdout).not.toContain(secretKey);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+
+    // The next start: no keys again; LOG_FORMAT=pretty (what a terminal gets) writes readable lines.
+    const again = await startServerProcess({ DATABASE_URL: databaseUrl, ANSWERDESK_DEMO: 'true', LOG_FORMAT: 'pretty' });
+    try {
+      await waitFor(() => again.output().stderr.includes('CLI          npx answerdesk --help'), 30_000, 'start banner');
+      const { stdout, stderr } = again.output();
+      expect(stderr).not.toContain('public key');
+      expect(stderr).toMatch(/^Admin API {4}\S+ with "authorization: Bearer \$ANSWERDESK_ADMIN_TOKEN" \(every project\)/m);
+      expect(stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+/m);
+      expect(stdout.split('\n').filter(Boolean).some((line) => line.startsWith('{'))).toBe(false);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { HttpError, type ErrorDetail } from '../lib/errors.js';
+import { nulPaths } from '../lib/nul.js';
+
+/** The validation message for a field holding U+0000. */
+export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
+/** Validation details for every string or key holding U+0000 in these request parts. */
+export function nulDetails(...parts: unknown[]): ErrorDetail[] {
+  return parts.flatMap((part) => nulPaths(part)).map((path) => ({ path, message: NUL_MESSAGE }));
+}
+
+/**
+ * Refuses U+0000 anywhere in a request's path parameters, query string or JSON body, before any
+ * route's own validation: 400 Validation error naming each field (the identity routes answer in
+ * their `{verified:false}` shape). PostgreSQL's text type cannot hold U+0000 and SQLite's can, so
+ * without this one check the same request was a 500 on one database and stored on the other. Input
+ * that reaches a route in another form (multipart fields, cursors, token claims) is checked where
+ * it is decoded.
+ */
+export function registerNulGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    const details = nulDetails(request.params, request.query, request.body);
+    if (details.length > 0) throw new HttpError(400, 'Validation error', { details });
+  });
+}

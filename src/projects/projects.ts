@@ -1,0 +1,101 @@
+import type { Kysely, Selectable } from 'kysely';
+import { NotFound } from '../lib/errors.js';
+import { newId, now } from '../lib/ids.js';
+import { generateHmacSecret } from '../lib/keys.js';
+import type { Database } from '../store/index.js';
+import type { ProjectsTable } from '../store/schema.js';
+import { createKey } from './keys.js';
+import { projectSettingsSchema, toProject, type Project, type ProjectSettings } from './project.js';
+
+type Db = Kysely<Database>;
+
+export interface CreatedProject {
+  project: Project;
+  publicKey: string;
+  secretKey: string;
+  hmacSecret: string;
+}
+
+/** Creates a project with one public key, one secret key and an HMAC secret, in one transaction. */
+export async function createProject(db: Db, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject> {
+  const at = now();
+  const row = {
+    id: newId('proj'),
+    name: input.name,
+    settings: JSON.stringify(input.settings ?? {}),
+    hmac_secret: generateHmacSecret(),
+    created_at: at,
+    updated_at: at,
+  };
+  return db.transaction().execute(async (trx) => {
+    await trx.insertInto('projects').values(row).execute();
+    const pub = await createKey(trx, row.id, { kind: 'public', name: 'Default public key' });
+    const sec = await createKey(trx, row.id, { kind: 'secret', name: 'Default secret key' });
+    return { project: toProject(row), publicKey: pub.secret, secretKey: sec.secret, hmacSecret: row.hmac_secret };
+  });
+}
+
+/** Every project, oldest first, or only `onlyId`. */
+export async function listProjects(db: Db, onlyId?: string): Promise<Project[]> {
+  let q = db.selectFrom('projects').selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc');
+  if (onlyId) q = q.where('id', '=', onlyId);
+  return (await q.execute()).map(toProject);
+}
+
+async function getProjectRow(db: Db, id: string): Promise<Selectable<ProjectsTable>> {
+  const row = await db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw NotFound('Project not found');
+  return row;
+}
+
+export async function getProject(db: Db, id: string): Promise<Project> {
+  return toProject(await getProjectRow(db, id));
+}
+
+/** Whether a project with this id exists. */
+export async function projectExists(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom('projects').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/** Renames and/or merges settings one level deep: `{widget: {primaryColor}}` keeps other widget fields. */
+export async function updateProject(
+  db: Db,
+  id: string,
+  patch: { name?: string; settings?: ProjectSettings },
+): Promise<Project> {
+  return db.transaction().execute(async (trx) => {
+    const current = toProject(await getProjectRow(trx, id));
+    const settings: Record<string, unknown> = { ...current.settings };
+    for (const [key, value] of Object.entries(patch.settings ?? {})) {
+      const prev = settings[key];
+      settings[key] =
+        value && typeof value === 'object' && !Array.isArray(value) && prev && typeof prev === 'object' && !Array.isArray(prev)
+          ? { ...prev, ...value }
+          : value;
+    }
+    const merged = projectSettingsSchema.parse(settings);
+    const updated = {
+      name: patch.name ?? current.name,
+      settings: JSON.stringify(merged),
+      updated_at: now(),
+    };
+    await trx.updateTable('projects').set(updated).where('id', '=', id).execute();
+    return { ...current, name: updated.name, settings: merged, updatedAt: updated.updated_at };
+  });
+}
+
+export async function deleteProject(db: Db, id: string): Promise<void> {
+  const res = await db.deleteFrom('projects').where('id', '=', id).executeTakeFirst();
+  if (Number(res.numDeletedRows) === 0) throw NotFound('Project not found');
+}
+
+export async function rotateHmacSecret(db: Db, id: string): Promise<string> {
+  const secret = generateHmacSecret();
+  const res = await db
+    .updateTable('projects')
+    .set({ hmac_secret: secret, updated_at: now() })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw NotFound('Project not found');
+  return secret;
+}
