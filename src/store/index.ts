@@ -1,7 +1,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type DatabaseIntrospector,
+  type DatabaseMetadata,
+  type PostgresDialectConfig,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type SchemaMetadata,
+  type TableMetadata,
+} from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
 import { isUnavailable } from './faults.js';
@@ -145,7 +158,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   const migrationPool = new pg.Pool({ ...base, max: 1 });
   // A connection cut while idle between two migrations fails the next one; it must not end the process.
   migrationPool.on('error', () => {});
-  const migrations = new Kysely<any>({ dialect: new PostgresDialect({ pool: guardedPool(migrationPool) }) });
+  const migrations = new Kysely<any>({ dialect: new MigrationDialect({ pool: guardedPool(migrationPool) }) });
   try {
     // A schema chosen in the URL (`options=-c search_path=…`) is where the bookkeeping tables belong
     // too: Kysely would otherwise look for them in `public`, find another install's, and skip ours.
@@ -219,6 +232,44 @@ function guardedPool(pool: pg.Pool): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * What the migrator asks of the catalog (does this schema, this table exist?), answered from the
+ * connection's own schema only. Kysely's stock PostgreSQL introspector reads every schema's columns
+ * and calls has_schema_privilege() on each schema name; a schema dropped by another connection while
+ * that query runs (other installs, or test runs, sharing the database) then fails it with "schema …
+ * does not exist", and the start fails with it.
+ */
+export class CatalogIntrospector implements DatabaseIntrospector {
+  constructor(private readonly db: Kysely<any>) {}
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<{ name: string }>`select nspname as name from pg_catalog.pg_namespace`.execute(this.db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string }>`
+      select tablename as name, schemaname as schema from pg_catalog.pg_tables
+      where schemaname = any (current_schemas(false))`.execute(this.db);
+    return rows.map((r) => ({ name: r.name, schema: r.schema, isView: false, columns: [] }));
+  }
+
+  async getMetadata(): Promise<DatabaseMetadata> {
+    return { tables: await this.getTables() };
+  }
+}
+
+/** PostgreSQL as the migrator sees it: the stock dialect with the catalog introspector above. */
+class MigrationDialect extends PostgresDialect {
+  constructor(config: PostgresDialectConfig) {
+    super(config);
+  }
+
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new CatalogIntrospector(db);
+  }
 }
 
 async function migrate(db: Kysely<any>, schema?: string): Promise<void> {
