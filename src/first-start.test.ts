@@ -67,6 +67,21 @@ describe.each(dialects)('the first start of a new install on $name', { timeout: 
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
       expect(stdout).not.toContain(secretKey);
+
+      // No dashboard user yet: a one-time setup link, in the banner and in one log line, creates the first owner.
+      const setupLink = field(banner, 'setup link')!;
+      expect(setupLink).toMatch(/\/dashboard\/setup\?token=[0-9A-Za-z]{43}$/);
+      expect(lines.map((line) => JSON.parse(line) as { setupUrl?: string }).some((l) => l.setupUrl === setupLink)).toBe(true);
+      const token = new URL(setupLink).searchParams.get('token');
+      const setup = await fetch(`${server.base}/api/v1/auth/setup`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token, email: 'owner@example.com', name: 'Owner', password: 'first owner password' }),
+      });
+      expect(setup.status).toBe(201);
+      const cookie = setup.headers.get('set-cookie')!.split(';')[0];
+      const projects = await fetch(`${server.base}/api/v1/admin/projects`, { headers: { cookie } });
+      expect((await projects.json()).projects.map((p: { id: string }) => p.id)).toEqual([projectId]);
     } finally {
       expect(await server.stop()).toBe(0);
     }
@@ -77,6 +92,7 @@ describe.each(dialects)('the first start of a new install on $name', { timeout: 
       await waitFor(() => again.output().stderr.includes('CLI          npx answerdesk --help'), 30_000, 'start banner');
       const { stdout, stderr } = again.output();
       expect(stderr).not.toContain('public key');
+      expect(stderr).not.toContain('setup link');
       expect(stderr).toMatch(/^Admin API {4}\S+ with "authorization: Bearer \$ANSWERDESK_ADMIN_TOKEN" \(every project\)/m);
       expect(stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+/m);
       expect(stdout.split('\n').filter(Boolean).some((line) => line.startsWith('{'))).toBe(false);

@@ -64,6 +64,11 @@ const TABLE_OWNERS: Record<string, string> = {
   knowledge_chunks: 'knowledge',
   knowledge_jobs: 'knowledge',
   knowledge_fts: 'knowledge',
+  users: 'accounts',
+  memberships: 'accounts',
+  sessions: 'accounts',
+  invites: 'accounts',
+  setup_tokens: 'accounts',
 };
 
 /** Every source file of src/ (tests are users of the code, not part of its layout). */

@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { accountAdminRoutes } from './api/accounts/admin-routes.js';
+import { accountRoutes } from './api/accounts/routes.js';
 import { actionRoutes } from './api/actions/routes.js';
 import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
@@ -30,4 +32,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(widgetScriptRoutes);
   await app.register(demoRoutes);
   await app.register(widgetRoutes);
+  await app.register(accountRoutes);
+  await app.register(accountAdminRoutes);
 };

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { issueSetupToken } from './accounts/setup.js';
 import { prepareSecretKey } from './actions/secret-box.js';
 import { AnswerInterruptedError } from './agent/in-flight.js';
 import { buildApp } from './app.js';
@@ -45,10 +46,16 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const app = await buildApp(deps);
   prepareSecretKey(config, app.log);
   const demo = await ensureDemoProject(deps);
+  // First run: no dashboard user yet. A one-time link to create the first owner (see accounts/setup.ts).
+  const setupToken = await issueSetupToken(deps.store.db);
   const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log });
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
-  process.stderr.write(startBanner(base, demo, config));
+  const setupUrl = setupToken ? `${base.replace(/\/+$/, '')}/dashboard/setup?token=${setupToken}` : null;
+  // Logged as well as printed, so it is found where a deployment's logs are read. It is one-time and
+  // expires once the first owner exists.
+  if (setupUrl) app.log.info({ setupUrl }, 'no dashboard user yet: open the setup link to create the first owner');
+  process.stderr.write(startBanner(base, demo, config, setupUrl));
   shutDownOnSignals(app, deps, knowledgeWorker);
   return app;
 }
@@ -116,9 +123,17 @@ function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker:
  * lines on standard output (JSON for collectors, readable lines on a terminal). On the first start
  * it holds the demo project's keys: printed once, never logged.
  */
-export function startBanner(base: string, demo: DemoProject | null, config: Pick<Config, 'ANSWERDESK_ADMIN_TOKEN'>): string {
+export function startBanner(
+  base: string,
+  demo: DemoProject | null,
+  config: Pick<Config, 'ANSWERDESK_ADMIN_TOKEN'>,
+  setupUrl: string | null = null,
+): string {
   const api = `${base}/api/v1`;
   const lines = ['', `AnswerDesk is running at ${base}`, `  API          ${api}  (reference: ${base}/docs)`];
+  if (setupUrl) {
+    lines.push('', 'No dashboard user yet. Create the first owner (this link works once):', `  setup link   ${setupUrl}`);
+  }
   if (demo) {
     lines.push(
       '',

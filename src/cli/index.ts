@@ -9,6 +9,7 @@ import { projectCommands } from './commands/project.js';
 import { serveCommand } from './commands/serve.js';
 import { skillCommands } from './commands/skill.js';
 import { formatDetails } from './commands/shared.js';
+import { userCommands } from './commands/user.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
 
 /** Every command group. A new group is one file in ./commands and one line here. */
@@ -22,6 +23,7 @@ const groups: CommandGroup[] = [
   conversationCommands,
   activityCommand,
   analyticsCommand,
+  userCommands,
 ];
 
 function usage(): string {

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findSession } from '../accounts/sessions.js';
+import { roleAllows, type Permission } from '../accounts/types.js';
 import { Forbidden, HttpError, NotFound, TooManyRequests, Unauthorized } from '../lib/errors.js';
 import { hashKey, keyKind, safeEqual } from '../lib/keys.js';
 import type { TtlCache } from '../lib/ttl-cache.js';
@@ -6,6 +8,7 @@ import { DEFAULT_LIMITS, type Bucket } from '../limits/index.js';
 import { findKeyOwner, touchKey, type KeyOwner } from '../projects/keys.js';
 import { clientAddress, proxyTrust } from './client-address.js';
 import type { AuthRequirement, Caller } from './context.js';
+import { fromOwnOrigin, sessionToken } from './session-cookie.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -75,7 +78,14 @@ export function registerAuth(app: FastifyInstance): void {
     if (required === 'none') return;
 
     const key = presentedKey(request);
-    const caller = key ? await resolveCaller(app, key, required, owners) : null;
+    let caller = key ? await resolveCaller(app, key, required, owners) : null;
+    // The dashboard's session cookie counts where no header credential is given, on admin routes
+    // only. It is read from the database on every request: a session ended on one node is ended on all.
+    const cookie = !key && required !== 'runtime' ? sessionToken(request) : null;
+    if (cookie) {
+      const session = await findSession(app.deps.store.db, cookie);
+      if (session) caller = { type: 'user', session };
+    }
 
     const admin = required === 'admin';
     const bucket: Bucket = admin ? 'admin' : (request.routeOptions.config.bucket ?? 'general');
@@ -85,7 +95,7 @@ export function registerAuth(app: FastifyInstance): void {
     // the proxy trust, and they must be counted per client all the same.
     const ip = clientAddress(request, trust);
     const rateKey = admin
-      ? caller ? `cred:${hashKey(key!).slice(0, 32)}` : `ip:${ip}`
+      ? caller?.type === 'user' ? `user:${caller.session.user.id}` : caller ? `cred:${hashKey(key!).slice(0, 32)}` : `ip:${ip}`
       : owner ? `${owner.project.id}:${ip}` : `ip:${ip}`;
     const decision = await app.deps.limiter.consume(bucket, limit, rateKey);
     reply.header('x-ratelimit-limit', decision.limit);
@@ -95,6 +105,10 @@ export function registerAuth(app: FastifyInstance): void {
 
     if (!caller) throw Unauthorized();
     request.caller = caller;
+    if (caller.type === 'user') {
+      if (!SAFE_METHODS.has(request.method) && !fromOwnOrigin(request, app.deps.config.ANSWERDESK_PUBLIC_URL)) throw Forbidden('Forbidden');
+      authorizeSession(request, caller);
+    }
     if (owner) {
       if (!admin) checkOrigin(request, owner);
       void touchKey(app.deps.store.db, owner).catch((err) => request.log.warn({ err }, 'could not record key use'));
@@ -102,6 +116,36 @@ export function registerAuth(app: FastifyInstance): void {
   };
   app.decorate('authenticate', authenticate);
   app.addHook('onRequest', authenticate);
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** What the matched route asks of a dashboard session: declared, else read for GET and configure otherwise. */
+export function routePermission(request: FastifyRequest): Permission {
+  return request.routeOptions.config.permission ?? (SAFE_METHODS.has(request.method) ? 'read' : 'configure');
+}
+
+/**
+ * A dashboard user may call the matched route: an owner anything; a member what their role on the
+ * route's `projectId` grants (viewer read, agent read and work, admin all but owner routes). A route
+ * without a project is instance-wide: members may only read it (the project list, filtered to their
+ * memberships). A project the user has no membership of answers 404, as for a secret key of another
+ * project, so its existence is not revealed; a role too weak answers 403 `Forbidden`.
+ */
+function authorizeSession(request: FastifyRequest, caller: Extract<Caller, { type: 'user' }>): void {
+  if (request.is404) return;
+  const { user, memberships } = caller.session;
+  if (user.role === 'owner') return;
+  const permission = routePermission(request);
+  if (permission === 'owner') throw Forbidden('Forbidden');
+  const projectId = (request.params as Record<string, string | undefined> | undefined)?.projectId;
+  if (projectId === undefined) {
+    if (permission === 'read') return;
+    throw Forbidden('Forbidden');
+  }
+  const membership = memberships.find((m) => m.projectId === projectId);
+  if (!membership) throw NotFound('Project not found');
+  if (!roleAllows(membership.role, permission)) throw Forbidden('Forbidden');
 }
 
 /** Whether the matched route is an admin route (its writes change what the per-node caches hold). */
@@ -147,13 +191,37 @@ export function keyOwner(request: FastifyRequest): KeyOwner {
 export function assertProjectAccess(request: FastifyRequest, projectId: string): void {
   const caller = request.caller;
   if (caller?.type === 'admin') return;
+  if (caller?.type === 'user') {
+    // The role was checked against the route's projectId by the auth hook; this covers the membership.
+    const { user, memberships } = caller.session;
+    if (user.role === 'owner' || memberships.some((m) => m.projectId === projectId)) return;
+    throw NotFound('Project not found');
+  }
   if (caller?.type === 'key' && caller.owner.kind === 'secret' && caller.owner.project.id === projectId) return;
   if (caller?.type === 'key') throw NotFound('Project not found');
   throw Unauthorized();
 }
 
+/** The instance admin token, or a signed-in owner: everything on the instance, every project. */
 export function isInstanceAdmin(request: FastifyRequest): boolean {
-  return request.caller?.type === 'admin';
+  const caller = request.caller;
+  return caller?.type === 'admin' || (caller?.type === 'user' && caller.session.user.role === 'owner');
+}
+
+/** Instance-wide routes (users, invites): the instance admin token or an owner; never a project key. */
+export function assertInstanceAdmin(request: FastifyRequest): void {
+  if (!request.caller) throw Unauthorized();
+  if (!isInstanceAdmin(request)) throw Forbidden('Forbidden');
+}
+
+/** The projects a caller may see in lists: null for all of them. */
+export function visibleProjectIds(request: FastifyRequest): Set<string> | null {
+  const caller = request.caller;
+  if (!caller) throw Unauthorized();
+  if (isInstanceAdmin(request)) return null;
+  if (caller.type === 'key') return new Set([caller.owner.project.id]);
+  if (caller.type === 'user') return new Set(caller.session.memberships.map((m) => m.projectId));
+  return new Set();
 }
 
 /** Headers that a hijacked reply (the chat stream) must carry itself, since onSend no longer runs. */

@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ActiveSession } from '../accounts/sessions.js';
+import type { Permission } from '../accounts/types.js';
 import type { InFlightAnswers } from '../agent/in-flight.js';
 import type { AppDeps } from '../deps.js';
 import type { CacheGroup } from '../lib/ttl-cache.js';
@@ -9,14 +11,19 @@ import type { KeyOwner } from '../projects/keys.js';
  * Who may call a route, declared in its `config.auth`:
  * - `none`: anyone (health, docs, the widget script, the demo page);
  * - `runtime`: a project's public or secret key;
- * - `admin`: the instance admin token, or a project's secret key (for that project only).
+ * - `admin`: the instance admin token, a project's secret key (for that project only), or a
+ *   dashboard session (within its user's role; see `permission`).
  */
 export type AuthRequirement = 'none' | 'runtime' | 'admin';
 
-/** Who is calling: a project key (runtime or, if secret, admin of its project) or the instance admin. */
+/**
+ * Who is calling: a project key (runtime or, if secret, admin of its project), the instance admin,
+ * or a dashboard user signed in with the session cookie.
+ */
 export type Caller =
   | { type: 'key'; owner: KeyOwner }
-  | { type: 'admin' };
+  | { type: 'admin' }
+  | { type: 'user'; session: ActiveSession };
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,5 +48,10 @@ declare module 'fastify' {
      * to boot with one that does not, and an undeclared route elsewhere counts as `admin`.
      */
     auth?: AuthRequirement;
+    /**
+     * What a dashboard session needs on an admin route (default: `read` for GET, else `configure`),
+     * checked against the user's role on the route's `projectId` param; see http/auth.ts.
+     */
+    permission?: Permission;
   }
 }

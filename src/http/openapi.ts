@@ -50,6 +50,8 @@ export const OPENAPI_TAGS = [
   { name: 'conversations', description: "Admin: list, read and close a project's conversations." },
   { name: 'insight', description: 'Admin: the live activity feed and analytics.' },
   { name: 'health', description: 'Liveness and readiness probes for load balancers. No key.' },
+  { name: 'auth', description: 'Dashboard sign-in: sessions (the `answerdesk_session` cookie), first-run setup, invites, password.' },
+  { name: 'users', description: 'Admin: dashboard users, their project roles and invites. Owners (or the admin token) only.' },
 ];
 
 /** Headers shared by many responses, referenced from `components.headers`. */
@@ -93,6 +95,12 @@ const COMMON_RESPONSES = {
     status: '401',
     description:
       'Missing, malformed, unknown or revoked credential: `{"error":"Unauthorized"}`. Runtime operations take a project key (public or secret); admin operations the instance admin token or the project’s secret key.',
+    schema: 'Error',
+  },
+  Forbidden: {
+    status: '403',
+    description:
+      'A dashboard session whose role does not allow the operation, or a session-cookie write sent from another site: `{"error":"Forbidden"}`.',
     schema: 'Error',
   },
   OriginNotAllowed: {
@@ -209,6 +217,7 @@ function commonResponses(op: Operation, auth: AuthRequirement, validated: boolea
   if (validated || op.requestBody) list.push('ValidationFailed');
   if (auth !== 'none') list.push('Unauthorized');
   if (auth === 'runtime') list.push('OriginNotAllowed');
+  if (auth === 'admin') list.push('Forbidden');
   if (op.requestBody) list.push('PayloadTooLarge', 'UnsupportedMediaType');
   if (auth !== 'none') list.push('RateLimited', 'InternalError', 'ServiceUnavailable');
   return list;
@@ -387,9 +396,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
             description: 'A project key (`ad_pk_…` public, `ad_sk_…` secret), or on admin operations the instance admin token.',
           },
           bearer: { type: 'http', scheme: 'bearer', description: 'The same credential as `Authorization: Bearer …`.' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'answerdesk_session',
+            description: 'The dashboard session (admin operations only), set by `POST /api/v1/auth/login`; writes must come from the same origin.',
+          },
         },
       },
-      security: [{ apiKey: [] }, { bearer: [] }],
+      security: [{ apiKey: [] }, { bearer: [] }, { session: [] }],
       tags: OPENAPI_TAGS,
     },
     transform,

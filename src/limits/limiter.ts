@@ -23,6 +23,11 @@ export interface RateLimitDecision {
 export interface RateLimiter {
   readonly kind: 'memory' | 'redis';
   consume(bucket: Bucket, limit: number, key: string): Promise<RateLimitDecision>;
+  /**
+   * Counts failures (a wrong password) per key over a window of its own: `blocked` says, without
+   * counting, whether `limit` failures are already counted in the window; `fail` counts one more.
+   */
+  strikes(name: string, limit: number, windowSeconds: number): StrikeCounter;
   ping(): Promise<void>;
   /**
    * Redis form: calls `listener` when counting falls back to this node's memory because Redis does
@@ -31,6 +36,12 @@ export interface RateLimiter {
    */
   onFallback(listener: (event: FallbackEvent) => void): () => void;
   close(): Promise<void>;
+}
+
+export interface StrikeCounter {
+  /** Whether the key has used up its failures; `retryAfter` is in seconds (0 when not blocked). */
+  blocked(key: string): Promise<{ blocked: boolean; retryAfter: number }>;
+  fail(key: string): Promise<void>;
 }
 
 export type FallbackEvent =
@@ -50,7 +61,7 @@ export interface RedisOptions {
  */
 export function limiterFamily(
   kind: RateLimiter['kind'],
-  create: (keyPrefix: string, points: number) => RateLimiterAbstract,
+  create: (keyPrefix: string, points: number, durationSeconds: number) => RateLimiterAbstract,
   hooks: Pick<RateLimiter, 'ping' | 'close' | 'onFallback'>,
 ): RateLimiter {
   const limiters = new Map<string, RateLimiterAbstract>();
@@ -60,7 +71,7 @@ export function limiterFamily(
       const id = `${bucket}:${limit}`;
       let limiter = limiters.get(id);
       if (!limiter) {
-        limiter = create(`rl:${id}`, limit);
+        limiter = create(`rl:${id}`, limit, WINDOW_SECONDS);
         limiters.set(id, limiter);
       }
       try {
@@ -69,6 +80,30 @@ export function limiterFamily(
         if (err instanceof RateLimiterRes) return decision(limit, false, err);
         throw err;
       }
+    },
+    strikes(name, limit, windowSeconds) {
+      const id = `strikes:${name}:${limit}:${windowSeconds}`;
+      let limiter = limiters.get(id);
+      if (!limiter) {
+        limiter = create(`rl:${id}`, limit, windowSeconds);
+        limiters.set(id, limiter);
+      }
+      const counter = limiter;
+      return {
+        async blocked(key) {
+          const res = await counter.get(key);
+          if (!res || res.consumedPoints < limit) return { blocked: false, retryAfter: 0 };
+          return { blocked: true, retryAfter: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+        },
+        async fail(key) {
+          try {
+            await counter.consume(key, 1);
+          } catch (err) {
+            // Past the limit: the key is blocked already, which is all this count is for.
+            if (!(err instanceof RateLimiterRes)) throw err;
+          }
+        },
+      };
     },
     ping: hooks.ping,
     onFallback: hooks.onFallback,

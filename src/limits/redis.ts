@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import { limiterFamily, WINDOW_SECONDS, type FallbackEvent, type RateLimiter, type RedisOptions } from './limiter.js';
+import { limiterFamily, type FallbackEvent, type RateLimiter, type RedisOptions } from './limiter.js';
 
 /** While Redis stays away, the fallback warning is repeated at most this often. */
 const WARN_EVERY_MS = 60_000;
@@ -55,14 +55,14 @@ export async function createRedisLimiter(url: string, prefix: string, options: R
   await client.connect();
   return limiterFamily(
     'redis',
-    (keyPrefix, points) =>
+    (keyPrefix, points, duration) =>
       new RateLimiterRedis({
         storeClient: client,
         keyPrefix: `${prefix}:${keyPrefix}`,
         points,
-        duration: WINDOW_SECONDS,
+        duration,
         rejectIfRedisNotReady: true,
-        insuranceLimiter: new FallbackLimiter({ keyPrefix, points, duration: WINDOW_SECONDS }, fellBack),
+        insuranceLimiter: new FallbackLimiter({ keyPrefix, points, duration }, fellBack),
       }),
     {
       async ping() {

@@ -199,6 +199,54 @@ export interface AnswerLeasesTable {
   expires_at: string;
 }
 
+export interface UsersTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  name: string;
+  role: 'owner' | 'member';
+  /** `scrypt$N$r$p$salt$hash` (base64), see accounts/passwords.ts. */
+  password_hash: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembershipsTable {
+  user_id: string;
+  project_id: string;
+  role: 'admin' | 'agent' | 'viewer';
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 (hex) of the cookie's value. */
+  id_hash: string;
+  user_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  absolute_expires_at: string;
+}
+
+export interface InvitesTable {
+  id: string;
+  /** SHA-256 (hex) of the link's token. */
+  token_hash: string;
+  email: string;
+  role: 'owner' | 'member';
+  /** JSON: [{projectId, role}]. */
+  projects: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SetupTokensTable {
+  /** SHA-256 (hex) of the printed first-run token. */
+  token_hash: string;
+  created_at: string;
+}
+
 export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -213,6 +261,11 @@ export interface Database {
   knowledge_jobs: KnowledgeJobsTable;
   knowledge_chunks: KnowledgeChunksTable;
   answer_leases: AnswerLeasesTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  invites: InvitesTable;
+  setup_tokens: SetupTokensTable;
 }
 
 // Kept so that later tables can use auto-increment columns without another import site.

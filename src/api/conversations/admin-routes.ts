@@ -57,7 +57,7 @@ export const conversationAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${BASE}/:conversationId/close`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'work' },
     schema: {
       tags: ['conversations'],
       operationId: 'closeConversation',

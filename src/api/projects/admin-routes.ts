@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { API_PREFIX, isInstanceAdmin } from '../../http/auth.js';
-import { Forbidden, Unauthorized } from '../../lib/errors.js';
+import { API_PREFIX, isInstanceAdmin, visibleProjectIds } from '../../http/auth.js';
+import { Forbidden } from '../../lib/errors.js';
 import { createProject, deleteProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
 import { adminProject } from './access.js';
 import {
@@ -30,13 +30,13 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   const db = app.deps.store.db;
 
   app.post(`${ADMIN}/projects`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'owner' },
     schema: {
       tags: ['projects'],
       operationId: 'createProject',
       summary: 'Create a project',
       description:
-        'Instance admin token only. Creates the project with a public key, a secret key and an HMAC secret, all shown only in this response.',
+        'Instance admin token or an owner only. Creates the project with a public key, a secret key and an HMAC secret, all shown only in this response.',
       body: createProjectBody,
       response: {
         201: projectCreated,
@@ -57,15 +57,15 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
       tags: ['projects'],
       operationId: 'listProjects',
       summary: 'List projects',
-      description: 'The instance admin sees every project; a secret key sees only its own.',
+      description: 'The instance admin and owners see every project; a secret key only its own; a member those they have a role on.',
       response: { 200: projectList },
     },
     handler: async (request) => {
-      const caller = request.caller;
-      // The auth hook has refused anyone else; without a caller this would list every project.
-      if (!caller) throw Unauthorized();
-      const onlyId = caller.type === 'key' ? caller.owner.project.id : undefined;
-      return { projects: await listProjects(db, onlyId) };
+      // Throws without a caller: the auth hook has refused anyone else, and none must never mean all.
+      const visible = visibleProjectIds(request);
+      const onlyId = request.caller?.type === 'key' ? request.caller.owner.project.id : undefined;
+      const projects = await listProjects(db, onlyId);
+      return { projects: visible ? projects.filter((p) => visible.has(p.id)) : projects };
     },
   });
 
@@ -101,12 +101,13 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.delete(`${ADMIN}/projects/:projectId`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'owner' },
     schema: {
       tags: ['projects'],
       operationId: 'deleteProject',
       summary: 'Delete a project',
-      description: 'Deletes the project and everything in it (keys, end users, conversations, knowledge, actions, skills).',
+      description:
+        'Deletes the project and everything in it (keys, end users, conversations, knowledge, actions, skills). The admin token, an owner, or the project’s own secret key.',
       params: projectParams,
       response: { 204: z.null().describe('Deleted.'), ...adminErrors },
     },
