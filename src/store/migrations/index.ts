@@ -5,6 +5,7 @@ import { actions } from './003-actions.js';
 import { answerLeases } from './005-answer-leases.js';
 import { knowledgeSearch } from './006-knowledge-search.js';
 import { supersededMessages } from './007-superseded-messages.js';
+import { messageOutcome } from './009-message-outcome.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '005-answer-leases': answerLeases,
   '006-knowledge-search': knowledgeSearch,
   '007-superseded-messages': supersededMessages,
+  '009-message-outcome': messageOutcome,
 };
 
 export const migrationProvider: MigrationProvider = {
