@@ -123,8 +123,9 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
     expect(JSON.parse(second.messages.at(-1).content)).toEqual({ results: HITS });
     expect(second.tools.map((x: { function: { name: string } }) => x.function.name).sort()).toEqual(['search_knowledge', 'track_order']);
 
-    const [, row] = await listMessages(t.deps.store.db, conversationId);
-    expect(row).toMatchObject({ id, role: 'assistant', status: 'complete', content: 'Refunds take five business days [1].' });
+    const [question, row] = await listMessages(t.deps.store.db, conversationId);
+    expect(question.outcome).toBeNull();
+    expect(row).toMatchObject({ id, role: 'assistant', status: 'complete', content: 'Refunds take five business days [1].', outcome: 'answered' });
     expect(JSON.parse(row.sources!)).toEqual([
       { sourceId: 'ks_refunds', type: 'url', url: 'https://help.shop.test/refunds', title: 'Refund policy' },
       { sourceId: 'ks_faq', type: 'document', title: 'Billing FAQ' },
@@ -144,6 +145,21 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
     expect(refund.chunks.filter((c) => c.type === 'text-delta').length).toBeGreaterThan(3);
     expect(unknown.message.parts.find((x) => x.type === 'text')).toMatchObject({ text: expect.stringMatching(/couldn't find anything/) });
     expect(unknown.chunks.some((c) => c.type === 'source-url')).toBe(false);
+    const rows = await listMessages(t.deps.store.db, refund.conversationId);
+    expect(rows.map((r) => [r.role, r.outcome])).toEqual([
+      ['user', null],
+      ['assistant', 'answered'],
+      ['user', null],
+      ['assistant', 'declined'],
+    ]);
+  });
+
+  it('stores a failed answer with the outcome error', async () => {
+    const p = await createProject(t, { model: 'openai-compatible:fake' });
+    fake.enqueue({ httpError: { status: 400, body: { error: { message: 'bad request', type: 'invalid_request_error' } } } });
+    const [failed] = await ask(p, ['How long do refunds take?']);
+    const [, row] = await listMessages(t.deps.store.db, failed.conversationId);
+    expect(row).toMatchObject({ status: 'error', outcome: 'error' });
   });
 
   it('calls an action with the builtin model once its parameters are known, asking for them first', async () => {
@@ -153,5 +169,7 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
     expect(ask1.chunks.some((c) => c.type === 'tool-input-available')).toBe(false);
     expect(done.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: 'track_order', input: { orderId: 'A-12345' } });
     expect(done.message.parts.find((x) => x.type === 'text')).toMatchObject({ text: expect.stringMatching(/shipped/) });
+    const rows = await listMessages(t.deps.store.db, done.conversationId);
+    expect(rows.map((r) => r.outcome)).toEqual([null, 'answered', null, 'action']);
   });
 });

@@ -20,6 +20,7 @@ import type { Project } from '../projects/project.js';
 import { listEnabledSkills } from '../skills/skills.js';
 import { retryWhileUnavailable } from '../store/faults.js';
 import { isUniqueViolation } from '../store/index.js';
+import { MESSAGE_OUTCOMES, type MessageOutcome } from '../store/schema.js';
 import { AnswerInterruptedError } from './in-flight.js';
 import { ModelConfigError, modelSpecFor } from './models.js';
 import { buildSystemPrompt, callHints, trimHistory, type PageContext, type VerifiedEndUser } from './prompt.js';
@@ -123,6 +124,8 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
   else req.abortSignal?.addEventListener('abort', stop, { once: true });
   let failed = false;
   const usage: LanguageModelUsage[] = [];
+  // The outcome a model reports itself (the builtin model says when it declined).
+  let reported: MessageOutcome | null = null;
 
   const onError = (error: unknown): string => {
     // Stopped by the node mid-stream: the model's request fails with an abort of its own, but the
@@ -145,7 +148,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     try {
       // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
       // lose it: the write is retried on fresh connections for a while.
-      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, sumUsage(usage)), {
+      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, sumUsage(usage), reported), {
         budgetMs: STORE_RETRY_MS,
         onRetry: (err, attempt) =>
           log.warn({ err: { message: (err as Error).message }, conversationId: conversation.id, attempt }, 'could not store the answer yet; retrying'),
@@ -195,7 +198,10 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       timeout: { chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
       // The builtin model cites the sources it quotes itself; a real model gets every source found.
       experimental_transform: answerTransform({ citeSearchResults: spec !== 'builtin', signal: done.signal }),
-      onStepFinish: (step) => void usage.push(step.usage),
+      onStepFinish: (step) => {
+        usage.push(step.usage);
+        reported = reportedOutcome(step.providerMetadata) ?? reported;
+      },
       // Errors are reported (once) through toUIMessageStream's onError below.
       onError: () => {},
     });
@@ -310,13 +316,37 @@ function sumUsage(steps: LanguageModelUsage[]): { inputTokens: number; outputTok
   return { inputTokens: input, outputTokens: output, totalTokens: input + output };
 }
 
-/** Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage, status. */
+/** An outcome a model put in AnswerDesk's namespace of its provider metadata (the builtin model does). */
+function reportedOutcome(metadata: Record<string, Record<string, unknown>> | undefined): MessageOutcome | null {
+  const outcome = metadata?.[MODEL_HINTS]?.outcome;
+  return MESSAGE_OUTCOMES.includes(outcome as MessageOutcome) ? (outcome as MessageOutcome) : null;
+}
+
+/**
+ * What an answer did, from what it stored: `error` when it failed; the outcome the model reported,
+ * when it did; `action` when an action it called answered (whatever the status: the answer comes
+ * from it); `declined` when it searched the knowledge and cites nothing (the sources of an answer
+ * are only those it used, so an answer that used none did not answer from the help content);
+ * `answered` otherwise (small talk, a follow-up from the conversation).
+ */
+export function answerOutcome(parts: UIMessage['parts'], failed: boolean, reported: MessageOutcome | null): MessageOutcome {
+  if (failed) return 'error';
+  if (reported) return reported;
+  const tools = parts.flatMap((p) => (p.type.startsWith('tool-') && 'state' in p ? [{ name: p.type.slice(5), state: p.state }] : []));
+  if (tools.some((t) => t.name !== KNOWLEDGE_TOOL && t.state === 'output-available')) return 'action';
+  const cites = parts.some((p) => p.type === 'source-url' || p.type === 'source-document');
+  if (!cites && tools.some((t) => t.name === KNOWLEDGE_TOOL)) return 'declined';
+  return 'answered';
+}
+
+/** Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage, status, outcome. */
 async function storeAnswer(
   req: AnswerRequest,
   model: string,
   message: UIMessage,
   failed: boolean,
   usage: ReturnType<typeof sumUsage>,
+  reported: MessageOutcome | null,
 ): Promise<void> {
   // Whatever the model or a tool produced, U+0000 included, must be storable on PostgreSQL.
   const parts = stripNulDeep(message.parts.filter((p) => p.type !== 'step-start'));
@@ -337,6 +367,7 @@ async function storeAnswer(
       parts,
       sources: sources.size > 0 ? [...sources.values()] : null,
       status: failed ? 'error' : 'complete',
+      outcome: answerOutcome(parts, failed, reported),
       model,
       usage,
       supersedes: req.supersedes,

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
-import type { MessagesTable } from '../store/schema.js';
+import type { MessageOutcome, MessagesTable } from '../store/schema.js';
 import type { ConversationRow } from './conversations.js';
 
 type Db = Kysely<Database>;
@@ -51,6 +51,8 @@ export interface NewMessage {
   status: MessageRow['status'];
   model?: string | null;
   usage?: unknown;
+  /** What an answer did; ignored for user messages, which have none. */
+  outcome?: MessageOutcome | null;
   id?: string;
   /** A regenerated answer: the id of the answer it replaces, which is then marked superseded. */
   supersedes?: string;
@@ -100,6 +102,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
       model: msg.model ?? null,
       usage: msg.usage === undefined || msg.usage === null ? null : JSON.stringify(msg.usage),
       superseded_by: null,
+      outcome: msg.role === 'assistant' ? (msg.outcome ?? null) : null,
       created_at: at,
       updated_at: at,
     };

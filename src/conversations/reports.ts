@@ -44,6 +44,8 @@ export interface ProjectCounts {
   /** Conversations started in the window that have a message; `active` by the status rule at `at`. */
   conversations: { total: number; active: number; unanswered: number; identified: number; endUsers: number };
   messages: { total: number; user: number; assistant: number; failed: number };
+  /** Assistant messages by stored outcome (answers stored before outcomes were recorded have none). */
+  outcomes: { answered: number; declined: number; action: number; error: number };
   byDay: {
     conversations: DayCounts;
     messages: DayCounts;
@@ -87,6 +89,18 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
     ])
     .executeTakeFirstOrThrow();
 
+  const outcomeRows = await db
+    .selectFrom('messages')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .where('role', '=', 'assistant')
+    .where('outcome', 'is not', null)
+    .select((eb) => ['outcome', eb.fn.countAll().as('n')])
+    .groupBy('outcome')
+    .execute();
+  const outcomes = { answered: 0, declined: 0, action: 0, error: 0 };
+  for (const r of outcomeRows) if (r.outcome) outcomes[r.outcome] = n(r.n);
+
   const convByDay = await db
     .selectFrom('conversations')
     .where('project_id', '=', project.id)
@@ -119,6 +133,7 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
       endUsers: n(conv.endUsers),
     },
     messages: { total: n(msg.total), user: n(msg.user), assistant: n(msg.assistant), failed: n(msg.failed) },
+    outcomes,
     byDay: {
       conversations: convByDay.map((r) => ({ date: r.d, n: n(r.n) })),
       messages: msgByDay.map((r) => ({ date: r.d, n: n(r.n) })),

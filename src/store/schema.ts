@@ -69,9 +69,15 @@ export interface MessagesTable {
   usage: string | null;
   /** Id of the answer that replaced this one (a regenerate); null for the current version. */
   superseded_by: string | null;
+  /** What an answer did (migration 009); null for user messages and answers stored before it. */
+  outcome: MessageOutcome | null;
   created_at: string;
   updated_at: string;
 }
+
+/** What an assistant message did: see migration 009. */
+export const MESSAGE_OUTCOMES = ['answered', 'declined', 'action', 'error'] as const;
+export type MessageOutcome = (typeof MESSAGE_OUTCOMES)[number];
 
 export interface FeedbackTable {
   id: string;

@@ -23,8 +23,9 @@ export function knowledgeSkill(turn: BuiltinTurn): BuiltinDecision | null {
   const done = turn.outcomes.filter((o) => o.toolName === KNOWLEDGE_TOOL);
   if (done.length > 0) {
     const last = done[done.length - 1];
-    if (last.isError) return { kind: 'answer', text: "I'm sorry, I couldn't search our help content just now. Please try again in a moment." };
-    return { kind: 'answer', ...answerFromHits(turn.question, readHits(last.output)) };
+    if (last.isError) return { kind: 'answer', text: "I'm sorry, I couldn't search our help content just now. Please try again in a moment.", declined: true };
+    const answer = answerFromHits(turn.question, readHits(last.output));
+    return { kind: 'answer', ...answer, declined: answer.sources.length === 0 };
   }
   if (turn.outcomes.length > 0) return null;
   if (!turn.tools.some((t) => t.name === KNOWLEDGE_TOOL)) return null;

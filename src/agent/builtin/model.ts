@@ -7,8 +7,10 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
+  SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import { base62 } from '../../lib/ids.js';
+import { MODEL_HINTS } from '../../lib/model-hints.js';
 import { estimateTokens } from '../tokens.js';
 import { actionsSkill } from './actions.js';
 import { knowledgeSkill } from './knowledge.js';
@@ -34,7 +36,7 @@ export function decide(turn: BuiltinTurn, skills: readonly BuiltinSkill[] = DEFA
     const decision = skill(turn);
     if (decision) return decision;
   }
-  return { kind: 'answer', text: CANNOT_ANSWER };
+  return { kind: 'answer', text: CANNOT_ANSWER, declined: true };
 }
 
 /**
@@ -56,7 +58,7 @@ export class BuiltinModel implements LanguageModelV3 {
       decision.kind === 'call'
         ? [{ type: 'tool-call', toolCallId: callId, toolName: decision.toolName, input: JSON.stringify(decision.input) }]
         : [{ type: 'text', text: decision.text }];
-    return { content, finishReason: finishReason(decision), usage, warnings: [] };
+    return { content, finishReason: finishReason(decision), usage, warnings: [], providerMetadata: outcomeMetadata(decision) };
   }
 
   async doStream(options: LanguageModelV3CallOptions): Promise<LanguageModelV3StreamResult> {
@@ -87,7 +89,7 @@ export class BuiltinModel implements LanguageModelV3 {
       for (const delta of textDeltas(decision.text)) parts.push({ type: 'text-delta', id, delta });
       parts.push({ type: 'text-end', id });
     }
-    parts.push({ type: 'finish', finishReason: finishReason(decision), usage });
+    parts.push({ type: 'finish', finishReason: finishReason(decision), usage, providerMetadata: outcomeMetadata(decision) });
 
     // Pull-based, so a consumer that reads slowly is not flooded; an abort ends the stream.
     let i = 0;
@@ -123,6 +125,11 @@ export class BuiltinModel implements LanguageModelV3 {
       },
     };
   }
+}
+
+/** A decline is reported in AnswerDesk's namespace of the provider metadata; the answer loop stores it as the outcome. */
+function outcomeMetadata(decision: BuiltinDecision): SharedV3ProviderMetadata | undefined {
+  return decision.kind === 'answer' && decision.declined ? { [MODEL_HINTS]: { outcome: 'declined' } } : undefined;
 }
 
 function finishReason(decision: BuiltinDecision): LanguageModelV3FinishReason {

@@ -43,11 +43,12 @@ export interface BuiltinTurn {
 
 /**
  * The builtin model's next step: call one tool, or answer in text (which ends the answer), citing
- * `sources` as [1], [2]… in that order.
+ * `sources` as [1], [2]… in that order. `declined`: the text says it cannot answer (stored as the
+ * message's outcome).
  */
 export type BuiltinDecision =
   | { kind: 'call'; toolName: string; input: Record<string, unknown> }
-  | { kind: 'answer'; text: string; sources?: CitedSource[] };
+  | { kind: 'answer'; text: string; sources?: CitedSource[]; declined?: boolean };
 
 /**
  * One decision module (small talk, knowledge, actions): returns its decision, or null to let the

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MESSAGE_OUTCOMES } from '../../store/schema.js';
 import { projectParams } from '../projects/admin-schema.js';
 import { conversationStatus, messageSchema } from './schema.js';
 
@@ -71,6 +72,12 @@ export const adminMessageSchema = messageSchema
       .string()
       .nullable()
       .describe('Id of the answer that replaced this one when the user regenerated it; null for the current version. Superseded answers are not in the runtime history.'),
+    outcome: z
+      .enum(MESSAGE_OUTCOMES)
+      .nullable()
+      .describe(
+        'What an answer did: `answered` (from the knowledge or the conversation), `declined` (said it does not know and cited nothing), `action` (answered from an action it ran), `error` (failed). Null for user messages and for answers stored before outcomes were recorded.',
+      ),
   })
   .meta({ id: 'AdminMessage', description: 'A message with the model that wrote it.' });
 

@@ -97,7 +97,7 @@ export async function readAdminConversation(db: Db, project: Project, conversati
   ]);
   return {
     conversation,
-    messages: rows.map((r) => ({ ...toMessage(r), model: r.model, supersededBy: r.superseded_by })),
+    messages: rows.map((r) => ({ ...toMessage(r), model: r.model, supersededBy: r.superseded_by, outcome: r.outcome })),
     feedback,
   };
 }

@@ -67,6 +67,16 @@ export const analyticsSchema = z
       })
       .describe('Messages written in the window.'),
     feedback: z.object({ positive: count, negative: count }).describe('Ratings given in the window.'),
+    outcomes: z
+      .object({
+        answered: count.describe('Answers from the knowledge or the conversation.'),
+        declined: count.describe('Answers that said the assistant does not know, citing nothing.'),
+        action: count.describe('Answers from an action the assistant ran.'),
+        error: count.describe('Answers that failed.'),
+        answeredRate: rate.describe('(answered + action) / all four. Null without answers that have an outcome.'),
+        declinedRate: rate.describe('declined / all four. Null without answers that have an outcome.'),
+      })
+      .describe('Assistant messages written in the window, by outcome. Answers stored before outcomes were recorded are not counted.'),
     rates: z
       .object({
         answered: rate.describe('Share of conversations whose last message is an answer. Null without conversations.'),

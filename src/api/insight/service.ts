@@ -84,6 +84,8 @@ export async function projectAnalytics(db: Db, project: Project, days: number, a
 
   const { total, unanswered, active, identified, endUsers } = counts.conversations;
   const { assistant, failed } = counts.messages;
+  const o = counts.outcomes;
+  const withOutcome = o.answered + o.declined + o.action + o.error;
   return {
     from,
     to: new Date(at).toISOString(),
@@ -97,6 +99,7 @@ export async function projectAnalytics(db: Db, project: Project, days: number, a
     },
     messages: counts.messages,
     feedback: { positive, negative },
+    outcomes: { ...o, answeredRate: ratio(o.answered + o.action, withOutcome), declinedRate: ratio(o.declined, withOutcome) },
     rates: {
       answered: ratio(total - unanswered, total),
       satisfaction: ratio(positive, positive + negative),

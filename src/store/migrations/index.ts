@@ -6,6 +6,7 @@ import { answerLeases } from './005-answer-leases.js';
 import { knowledgeSearch } from './006-knowledge-search.js';
 import { supersededMessages } from './007-superseded-messages.js';
 import { accounts } from './008-accounts.js';
+import { messageOutcome } from './009-message-outcome.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '006-knowledge-search': knowledgeSearch,
   '007-superseded-messages': supersededMessages,
   '008-accounts': accounts,
+  '009-message-outcome': messageOutcome,
 };
 
 export const migrationProvider: MigrationProvider = {
