@@ -8,6 +8,7 @@ import { multipart, waitForSource } from '../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';
+import { createUser } from '../accounts/users.js';
 
 const NUL = '\u0000';
 const SECRET_KEY = 'test-secret-key-for-actions-0123456789';
@@ -90,6 +91,9 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     // through validation would still never leave this machine.
     ids.actionId = (await admin('POST', '/actions', { name: 'lookup', description: 'Look up', url: 'http://127.0.0.1:9/x/{q}', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } })).action.id;
     ids.skillId = (await admin('POST', '/skills', { name: 'Returns', description: 'Return an item', instructions: 'Ask for the order number.' })).skill.id;
+    ids.userId = (await createUser(t.deps.store.db, { email: 'member@example.com', name: 'Member', role: 'member', password: 'a long password 1' })).id;
+    const invite = await t.app.inject({ method: 'POST', url: '/api/v1/admin/invites', headers: adminAuth(), payload: { email: 'later@example.com', role: 'member' } });
+    ids.inviteId = invite.json().invite.id;
     ids.keyId = (await admin('POST', '/keys', { kind: 'public', name: 'spare' })).key.id;
     const source = (await admin('POST', '/knowledge', { type: 'text', title: 'Hours', content: 'We are open nine to five on weekdays.' })).source;
     ids.sourceId = (await waitForSource(t.app, p.project.id, source.id)).id;
@@ -149,6 +153,13 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     'POST /api/v1/admin/projects/{projectId}/actions/{actionId}/test': { arguments: { q: 'abc' }, userTokens: { 'X-Session': 'token-value' }, endUserId: 'cust-5' },
     'POST /api/v1/admin/projects/{projectId}/skills': { name: 'Exchange', description: 'Exchange an item', instructions: 'Ask which size.' },
     'PATCH /api/v1/admin/projects/{projectId}/skills/{skillId}': { name: 'Returns 2', description: 'Return it', instructions: 'Ask why.' },
+    'POST /api/v1/auth/login': { email: 'nul@example.com', password: 'a long password 1' },
+    'POST /api/v1/auth/password': { currentPassword: 'a long password 1', newPassword: 'another long password 2' },
+    'POST /api/v1/auth/setup': { token: 'setup-token-value', email: 'first@example.com', name: 'First Owner', password: 'a long password 1' },
+    'POST /api/v1/auth/invite': { token: 'invite-token-value', name: 'Invited Person', password: 'a long password 1' },
+    'PATCH /api/v1/admin/users/{userId}': { name: 'Renamed Person' },
+    'PUT /api/v1/admin/users/{userId}/memberships/{projectId}': { role: 'agent' },
+    'POST /api/v1/admin/invites': { email: 'invitee@example.com', role: 'member', projects: [{ projectId: ids.projectId!, role: 'viewer' }] },
     'POST /api/v1/admin/projects/{projectId}/knowledge': { type: 'faq', title: 'FAQ', items: [{ question: 'Do you ship abroad?', answer: 'Yes, to the EU.' }] },
   });
 
