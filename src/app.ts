@@ -10,6 +10,7 @@ import { AccessLog } from './http/access-log.js';
 import { isAdminRoute, registerAuth } from './http/auth.js';
 import { proxyTrust } from './http/client-address.js';
 import { answerUnroutable, registerErrorHandling } from './http/errors.js';
+import { registerHttpMetrics } from './http/metrics.js';
 import { registerNulGuard } from './http/nul-guard.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ServiceUnavailable } from './lib/errors.js';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   const maxPerProject = Math.min(maxAnswers, deps.config.ANSWERDESK_MAX_ANSWERS_PER_PROJECT ?? Math.ceil(maxAnswers / 2));
   app.decorate('answers', new InFlightAnswers(maxAnswers, maxPerProject));
   reportInfrastructure(app, deps);
+  registerHttpMetrics(app);
   // Admin writes are rare and change what the caches hold (keys, settings, skills): drop them all.
   // The matched route says what was written, however the path was spelled.
   app.addHook('onResponse', async (request, reply) => {

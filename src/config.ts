@@ -90,6 +90,10 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** JSON lines for log collectors, pino-pretty lines for people; auto: pretty when stdout is a terminal. */
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** Turns on GET /metrics (Prometheus text), readable only with `Authorization: Bearer <this token>`. */
+  ANSWERDESK_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Also serves /metrics (same token) on this port of its own, e.g. one reachable from the monitoring network only. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -110,6 +114,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.METRICS_PORT !== undefined && parsed.data.ANSWERDESK_METRICS_TOKEN === undefined) {
+    throw new ConfigError('Invalid configuration:\n  METRICS_PORT: needs ANSWERDESK_METRICS_TOKEN (metrics are only served with a token)');
   }
   return parsed.data;
 }

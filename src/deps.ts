@@ -1,6 +1,8 @@
 import { ModelRegistry } from './agent/models.js';
 import type { Config } from './config.js';
+import { waitingJobCount } from './knowledge/jobs.js';
 import { createKnowledgeRuntime, type KnowledgeRuntime } from './knowledge/runtime.js';
+import { createMetrics, type Metrics } from './lib/metrics.js';
 import { createRateLimiter, type RateLimiter } from './limits/index.js';
 import { openStore, storeOptions, type Store } from './store/index.js';
 
@@ -17,11 +19,17 @@ export interface AppDeps {
   models: ModelRegistry;
   /** Knowledge search, embedder, document parser, and the wake-up of this process's ingestion workers. */
   knowledge: KnowledgeRuntime;
+  /** Prometheus series of this node; no-ops unless ANSWERDESK_METRICS_TOKEN is set. */
+  metrics: Metrics;
 }
 
 /** The deps around an open store and rate limiter. */
 export function createDeps(config: Config, store: Store, limiter: RateLimiter): AppDeps {
-  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store) };
+  const metrics = createMetrics(config.ANSWERDESK_METRICS_TOKEN !== undefined, {
+    queueDepth: () => waitingJobCount(store.db),
+    pool: () => store.poolStats(),
+  });
+  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics };
 }
 
 /** Opens the infrastructure named by the config (database, rate-limit store) and builds the deps. */

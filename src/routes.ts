@@ -11,6 +11,7 @@ import { identityRoutes } from './api/identity/routes.js';
 import { insightRoutes } from './api/insight/routes.js';
 import { knowledgeRoutes } from './api/knowledge/routes.js';
 import { messageRoutes } from './api/messages/routes.js';
+import { metricsRoutes } from './api/metrics/routes.js';
 import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
 import { widgetScriptRoutes } from './api/widget-script/routes.js';
@@ -34,4 +35,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(widgetRoutes);
   await app.register(accountRoutes);
   await app.register(accountAdminRoutes);
+  await app.register(metricsRoutes);
 };

@@ -8,6 +8,7 @@ import type { Config } from './config.js';
 import { openDeps, type AppDeps } from './deps.js';
 import { addProjectDocs } from './knowledge/demo.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
+import { serveMetrics } from './lib/metrics.js';
 import { createProject, listProjects } from './projects/projects.js';
 
 export interface DemoProject {
@@ -48,7 +49,12 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const demo = await ensureDemoProject(deps);
   // First run: no dashboard user yet. A one-time link to create the first owner (see accounts/setup.ts).
   const setupToken = await issueSetupToken(deps.store.db);
-  const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log });
+  const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log, onJobFinished: (outcome, seconds) => deps.metrics.knowledgeJob(outcome, seconds) });
+  if (config.METRICS_PORT !== undefined && config.ANSWERDESK_METRICS_TOKEN) {
+    const metricsServer = await serveMetrics(deps.metrics, config.ANSWERDESK_METRICS_TOKEN, config.METRICS_PORT, config.HOST);
+    app.addHook('onClose', () => metricsServer.close());
+    app.log.info({ port: metricsServer.port }, 'metrics listening');
+  }
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
   const setupUrl = setupToken ? `${base.replace(/\/+$/, '')}/dashboard/setup?token=${setupToken}` : null;

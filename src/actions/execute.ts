@@ -24,6 +24,8 @@ export interface ExecuteOptions {
   conversationId?: string | null;
   signal?: AbortSignal;
   log?: FastifyBaseLogger;
+  /** The id of the request that led to the call, sent as `X-Request-Id` (an action's configured header of that name wins; a user token of that name does not). */
+  requestId?: string;
   /** Tests only (see SafeFetchInit.addressPolicy): lets one loopback test server through the guard. */
   addressPolicy?: AddressPolicy;
 }
@@ -127,6 +129,7 @@ export async function executeAction(action: ActionDefinition, args: unknown, opt
   }
 
   const headers = composeHeaders(action, prepared, options.identity);
+  if (options.requestId && !action.headers.some((h) => h.name.toLowerCase() === 'x-request-id')) headers.set('x-request-id', options.requestId);
   const masked = new Set([
     ...action.headers.filter((h) => h.secret).map((h) => h.name.toLowerCase()),
     ...Object.keys(options.identity.userTokens).map((n) => n.toLowerCase()).filter((n) => headers.has(n)),

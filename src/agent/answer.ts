@@ -46,6 +46,10 @@ export interface AnswerRequest {
   /** A regenerate: the answer this one replaces. The model does not see it; it is superseded when this one is stored. */
   supersedes?: string;
   log: FastifyBaseLogger;
+  /** The request's id, sent to action endpoints as `X-Request-Id` so their logs meet ours. */
+  requestId?: string;
+  /** The answer's model spec and token usage, summed over its steps, when the model reported any. */
+  onUsage?: (model: string, usage: { inputTokens: number; outputTokens: number }) => void;
   /** Runs after the assistant message is stored (or could not be): releases the conversation. */
   onSettled?: () => Promise<void>;
   /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
@@ -145,10 +149,12 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     req.abortSignal?.removeEventListener('abort', stop);
     done.abort();
     if (outcome?.status === 'failed') failed = true;
+    const total = sumUsage(usage);
+    if (total) req.onUsage?.(spec, total);
     try {
       // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
       // lose it: the write is retried on fresh connections for a while.
-      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, sumUsage(usage), reported), {
+      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, total, reported), {
         budgetMs: STORE_RETRY_MS,
         onRetry: (err, attempt) =>
           log.warn({ err: { message: (err as Error).message }, conversationId: conversation.id, attempt }, 'could not store the answer yet; retrying'),
@@ -169,6 +175,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       endUser: req.endUser,
       userTokens: req.userTokens,
       abortSignal: done.signal,
+      requestId: req.requestId,
       log,
     };
     const [tools, history, skills] = await Promise.all([

@@ -27,6 +27,8 @@ export interface ToolContext {
   userTokens: Record<string, string>;
   /** Aborted when the answer is cancelled or times out; pass it to outbound calls. */
   abortSignal: AbortSignal;
+  /** The request's id, passed to action endpoints as `X-Request-Id`. */
+  requestId?: string;
   log: FastifyBaseLogger;
 }
 
@@ -50,6 +52,7 @@ const actionsPart: ToolFactory = async (ctx) => {
     conversationId: ctx.conversationId,
     identity: { endUser: ctx.endUser, userTokens: ctx.userTokens },
     signal: ctx.abortSignal,
+    requestId: ctx.requestId,
     log: ctx.log,
   });
 };

@@ -101,7 +101,10 @@ export function registerAuth(app: FastifyInstance): void {
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     reply.header('x-ratelimit-reset', decision.reset);
-    if (!decision.allowed) throw TooManyRequests(decision.retryAfter);
+    if (!decision.allowed) {
+      app.deps.metrics.rateLimited(bucket);
+      throw TooManyRequests(decision.retryAfter);
+    }
 
     if (!caller) throw Unauthorized();
     request.caller = caller;

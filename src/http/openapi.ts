@@ -52,6 +52,7 @@ export const OPENAPI_TAGS = [
   { name: 'health', description: 'Liveness and readiness probes for load balancers. No key.' },
   { name: 'auth', description: 'Dashboard sign-in: sessions (the `answerdesk_session` cookie), first-run setup, invites, password.' },
   { name: 'users', description: 'Admin: dashboard users, their project roles and invites. Owners (or the admin token) only.' },
+  { name: 'metrics', description: 'Prometheus metrics of one node, with the metrics token (ANSWERDESK_METRICS_TOKEN); off without it.' },
 ];
 
 /** Headers shared by many responses, referenced from `components.headers`. */

@@ -19,7 +19,12 @@ export interface WorkerOptions {
   log?: FastifyBaseLogger;
   /** Tests only: see SafeFetchInit.addressPolicy. */
   addressPolicy?: AddressPolicy;
+  /** Called when this worker is done with a job, however it ended (for the node's metrics). */
+  onJobFinished?: (outcome: JobOutcome, seconds: number) => void;
 }
+
+/** How a worker was done with a job: finished, failed the source, gave it back at shutdown, lost its lease, or met a database outage. */
+export type JobOutcome = 'done' | 'failed' | 'requeued' | 'lease_lost' | 'interrupted';
 
 export interface KnowledgeWorker {
   /** Checks the queue now instead of at the next poll. */
@@ -50,6 +55,19 @@ export async function enqueueIngestion(db: Kysely<Database> | Transaction<Databa
       updated_at: at,
     })
     .execute();
+}
+
+/**
+ * Jobs waiting for a worker on any node: queued, or running under a lease that has run out (their
+ * node died). Read at scrape time for the queue-depth gauge.
+ */
+export async function waitingJobCount(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('knowledge_jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(claimable(now()))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Whether an ingestion of the source is queued or running. */
@@ -143,14 +161,15 @@ async function runJob(
   owner: string,
   options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions,
   stopping: AbortSignal,
-): Promise<void> {
+): Promise<JobOutcome> {
   const db = deps.store.db;
   const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', job.source_id).executeTakeFirst();
-  if (!source) return; // deleted meanwhile: the cascade removed the job as well
+  if (!source) return 'done'; // deleted meanwhile: the cascade removed the job as well
   if (job.attempts > MAX_ATTEMPTS) {
     await failSource(db, job, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
-    return;
+    return 'failed';
   }
+  options.log?.info({ jobId: job.id, sourceId: source.id, worker: owner, attempt: job.attempts }, 'knowledge job claimed');
   await db
     .updateTable('knowledge_sources')
     .set({ status: 'processing', error: null, pages_done: 0, pages_total: null, chunks_done: 0, updated_at: now() })
@@ -213,25 +232,27 @@ async function runJob(
         .execute();
       await trx.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '!=', job.generation).execute();
     });
+    return 'done';
   } catch (err) {
     clearInterval(heartbeat);
     if (abort.signal.reason instanceof WorkerStopped) {
       options.log?.info({ jobId: job.id, sourceId: source.id }, 'knowledge job stopped at shutdown; it is queued again');
       await requeue(db, job, owner);
-      return;
+      return 'requeued';
     }
     if (abort.signal.aborted) {
       options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
-      return;
+      return 'lease_lost';
     }
     if (isUnavailable(err)) {
       // Not the source's fault: the job is retried once its lease runs out (counted as an attempt).
       options.log?.warn({ jobId: job.id, sourceId: source.id, err: { message: (err as Error).message } }, 'knowledge ingestion interrupted: database unavailable');
-      return;
+      return 'interrupted';
     }
     const reason = (err as Error).message || 'Ingestion failed';
     options.log?.warn({ jobId: job.id, sourceId: source.id, reason }, 'knowledge ingestion failed');
     await failSource(db, job, reason);
+    return 'failed';
   } finally {
     stopping.removeEventListener('abort', onStop);
   }
@@ -266,7 +287,9 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
         const job = await claim(deps.store.db, owner, opts.leaseMs);
         databaseDown = false;
         if (job) {
-          await runJob(deps, job, owner, opts, stopping.signal);
+          const started = performance.now();
+          const outcome = await runJob(deps, job, owner, opts, stopping.signal);
+          opts.onJobFinished?.(outcome, (performance.now() - started) / 1000);
           continue;
         }
       } catch (err) {

@@ -34,6 +34,8 @@ export interface Store {
    * it; the next query opens a new one. Returns the unsubscribe function.
    */
   onConnectionLost(listener: (err: Error) => void): () => void;
+  /** PostgreSQL: the pool's connections (open, idle) and the callers waiting for one; SQLite: null. */
+  poolStats(): { total: number; idle: number; waiting: number } | null;
   close(): Promise<void>;
 }
 
@@ -99,6 +101,7 @@ function openSqlite(path: string, { busyTimeoutMs = 5000 }: StoreOptions): Store
     },
     // One connection in this process, and no network between it and the file.
     onConnectionLost: () => () => {},
+    poolStats: () => null,
     async close() {
       await db.destroy();
     },
@@ -194,6 +197,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       await db.destroy();
     },

@@ -133,6 +133,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
         config,
         db,
         source: 'test',
+        requestId: request.id,
         identity: {
           userTokens: body.userTokens,
           endUser: body.endUserId ? { externalId: body.endUserId, verified: true } : null,

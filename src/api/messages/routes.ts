@@ -6,6 +6,7 @@ import { ServiceUnavailable } from '../../lib/errors.js';
 import type { MediaResponse } from '../../http/openapi.js';
 import { errorSchema, identityUnauthorized, validationErrorSchema } from '../conversations/schema.js';
 import { SEND_MESSAGE_STREAM_DESCRIPTION, SEND_MESSAGE_STREAM_EXAMPLE, sendMessageBody, sendMessageStream } from './schema.js';
+import { AnswerMetrics } from './metrics.js';
 import { acceptSend } from './service.js';
 import { sendAnswerStream } from './stream.js';
 
@@ -53,6 +54,7 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request, reply) => {
+      const started = performance.now();
       const owner = keyOwner(request);
       const body = request.body;
       // Capacity first: a refused send costs no query, stores nothing and holds no lease.
@@ -68,6 +70,9 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         slot.release();
         throw err;
       }
+      const metrics = app.deps.metrics;
+      const answerMetrics = metrics.enabled ? new AnswerMetrics(metrics, started) : null;
+      const streamClosed = metrics.streamOpened();
       const answer = startAnswer({
         deps: app.deps,
         project: owner.project,
@@ -80,9 +85,19 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         supersedes: accepted.supersedes,
         log: request.log,
         abortSignal: slot.signal,
-        onSettled: () => accepted.release().finally(slot.release),
+        requestId: request.id,
+        onUsage: metrics.enabled ? (model, usage) => metrics.modelTokens(owner.project.id, model, usage.inputTokens, usage.outputTokens) : undefined,
+        onSettled: () =>
+          accepted.release().finally(() => {
+            slot.release();
+            streamClosed();
+          }),
       });
-      await sendAnswerStream(reply, answer, { keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS });
+      await sendAnswerStream(reply, answer, {
+        keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS,
+        observe: answerMetrics ? (chunk) => answerMetrics.observe(chunk) : undefined,
+      });
+      answerMetrics?.end();
     },
   });
 };

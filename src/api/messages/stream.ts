@@ -11,6 +11,8 @@ export interface SendStreamOptions {
    * server hold more than this.
    */
   maxQueuedChunks?: number;
+  /** Sees every chunk of the answer, whether or not the client still reads (metrics). */
+  observe?: (chunk: UIMessageChunk) => void;
 }
 
 const DEFAULT_MAX_QUEUED_CHUNKS = 2000;
@@ -53,6 +55,7 @@ export async function sendAnswerStream(
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
+      options.observe?.(value);
       if (clientGone) continue;
       if ((client.desiredSize ?? 0) < -limit) {
         clientGone = true;
