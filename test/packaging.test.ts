@@ -157,6 +157,18 @@ describe('compose.yaml', () => {
   });
 });
 
+describe('deploy/answerdesk.service (systemd)', () => {
+  it('starts the same command as the image, with settings of src/config.ts', () => {
+    const unit = read('deploy/answerdesk.service');
+    expect(unit).toContain(`ExecStart=/usr/bin/${docker.cmd.join(' ')}`);
+    const env = Object.fromEntries([...unit.matchAll(/^Environment=(\w+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+    expect(Object.keys(env).filter((n) => n !== 'NODE_ENV' && !configNames.has(n))).toEqual([]);
+    expect(() => loadConfig(env)).not.toThrow();
+    // Stopping waits longer than the drain.
+    expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)![1]) * 1000).toBeGreaterThan(loadConfig({}).ANSWERDESK_SHUTDOWN_TIMEOUT_MS);
+  });
+});
+
 describe('the healthcheck command', () => {
   let dir: string;
   let server: ServerProcess;
