@@ -48,13 +48,20 @@ export interface AnswerRequest {
   log: FastifyBaseLogger;
   /** The request's id, sent to action endpoints as `X-Request-Id` so their logs meet ours. */
   requestId?: string;
-  /** The answer's model spec and token usage, summed over its steps, when the model reported any. */
-  onUsage?: (model: string, usage: { inputTokens: number; outputTokens: number }) => void;
+  /** Once the answer has ended, before it is stored: its model spec, token usage (summed over its steps; null when the model reported none) and outcome. */
+  onFinished?: (summary: AnswerSummary) => void;
   /** Runs after the assistant message is stored (or could not be): releases the conversation. */
   onSettled?: () => Promise<void>;
   /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
   abortSignal?: AbortSignal;
   factories?: readonly ToolFactory[];
+}
+
+/** What an answer came to, for the node's metrics. */
+export interface AnswerSummary {
+  model: string;
+  usage: { inputTokens: number; outputTokens: number } | null;
+  outcome: MessageOutcome;
 }
 
 /** Messages the client sees on failure; the cause goes to the log only. */
@@ -150,7 +157,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     done.abort();
     if (outcome?.status === 'failed') failed = true;
     const total = sumUsage(usage);
-    if (total) req.onUsage?.(spec, total);
+    req.onFinished?.({ model: spec, usage: total, outcome: answerOutcome(responseMessage.parts, failed, reported) });
     try {
       // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
       // lose it: the write is retried on fresh connections for a while.

@@ -23,8 +23,8 @@ export interface Metrics {
   readonly enabled: boolean;
   /** One HTTP request: `route` is the matched route pattern (`unmatched` when none). */
   httpRequest(route: string, method: string, status: number, seconds: number): void;
-  /** One answer stream: time to the first text, whole duration, and how it ended. */
-  answer(a: { ttfbSeconds: number | null; durationSeconds: number; finishReason: string; status: 'complete' | 'error' }): void;
+  /** One answer stream: time to the first text, whole duration, its outcome (answered, declined, action, error) and the model's finish reason. */
+  answer(a: { ttfbSeconds: number | null; durationSeconds: number; outcome: string; finishReason: string }): void;
   modelTokens(projectId: string, model: string, inputTokens: number, outputTokens: number): void;
   toolCall(kind: 'knowledge' | 'action', status: ToolCallStatus): void;
   rateLimited(bucket: string): void;
@@ -77,15 +77,15 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
   });
   const duration = new Histogram({
     name: 'answerdesk_answer_duration_seconds',
-    help: 'From the send request to the end of the answer stream.',
-    labelNames: ['status'],
+    help: 'From the send request to the end of the answer stream, by outcome.',
+    labelNames: ['outcome'],
     buckets: ANSWER_BUCKETS,
     registers,
   });
   const answers = new Counter({
     name: 'answerdesk_answers_total',
-    help: 'Answers by stored status (complete or error) and the model\'s finish reason.',
-    labelNames: ['status', 'finish_reason'],
+    help: 'Answers by stored outcome (answered, declined, action, error) and the model\'s finish reason.',
+    labelNames: ['outcome', 'finish_reason'],
     registers,
   });
   const tokens = new Counter({
@@ -148,8 +148,8 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
     httpRequest: (route, method, status, seconds) => http.observe({ route, method, status: String(status) }, seconds),
     answer(a) {
       if (a.ttfbSeconds !== null) ttfb.observe(a.ttfbSeconds);
-      duration.observe({ status: a.status }, a.durationSeconds);
-      answers.inc({ status: a.status, finish_reason: a.finishReason });
+      duration.observe({ outcome: a.outcome }, a.durationSeconds);
+      answers.inc({ outcome: a.outcome, finish_reason: a.finishReason });
     },
     modelTokens(project, model, input, output) {
       if (input > 0) tokens.inc({ project, model, type: 'input' }, input);

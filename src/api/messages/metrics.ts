@@ -1,16 +1,19 @@
 import type { UIMessageChunk } from 'ai';
+import type { AnswerSummary } from '../../agent/answer.js';
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import type { Metrics, ToolCallStatus } from '../../lib/metrics.js';
 
 /**
  * Reads an answer's UI message chunks as they pass to the client and records, once the answer has
- * ended, its time to the first text, its duration, how it ended, and each tool call's status. It
- * sits in the loop that already reads the stream, so it adds no stage to it.
+ * ended, its time to the first text, its duration, its outcome and finish reason, its tokens, and
+ * each tool call's status. It sits in the loop that already reads the stream, so it adds no stage
+ * to it.
  */
 export class AnswerMetrics {
   private firstText: number | null = null;
   private finishReason = 'none';
   private failed = false;
+  private outcome: AnswerSummary['outcome'] | null = null;
   private readonly tools = new Map<string, string>();
 
   constructor(
@@ -47,6 +50,12 @@ export class AnswerMetrics {
     }
   }
 
+  /** The answer's own account of itself (the agent calls this as the answer ends). */
+  finished(projectId: string, summary: AnswerSummary): void {
+    this.outcome = summary.outcome;
+    if (summary.usage) this.metrics.modelTokens(projectId, summary.model, summary.usage.inputTokens, summary.usage.outputTokens);
+  }
+
   /** The answer has ended (and been read to its end). */
   end(): void {
     const at = performance.now();
@@ -54,7 +63,7 @@ export class AnswerMetrics {
       ttfbSeconds: this.firstText === null ? null : (this.firstText - this.started) / 1000,
       durationSeconds: (at - this.started) / 1000,
       finishReason: this.failed ? 'error' : this.finishReason,
-      status: this.failed ? 'error' : 'complete',
+      outcome: this.outcome ?? (this.failed ? 'error' : 'answered'),
     });
   }
 

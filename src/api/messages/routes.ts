@@ -86,7 +86,7 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         log: request.log,
         abortSignal: slot.signal,
         requestId: request.id,
-        onUsage: metrics.enabled ? (model, usage) => metrics.modelTokens(owner.project.id, model, usage.inputTokens, usage.outputTokens) : undefined,
+        onFinished: answerMetrics ? (summary) => answerMetrics.finished(owner.project.id, summary) : undefined,
         onSettled: () =>
           accepted.release().finally(() => {
             slot.release();

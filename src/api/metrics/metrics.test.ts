@@ -114,10 +114,13 @@ describe.each(dialects)('GET /metrics on $name', (dialect) => {
     expect(sample(text, 'http_request_duration_seconds_count', { route: '/api/v1/chat/messages', method: 'POST', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'answerdesk_model_tokens_total', { project: p.project.id, model: 'openai-compatible:fake', type: 'input' })).toBe(270);
     expect(sample(text, 'answerdesk_model_tokens_total', { project: p.project.id, model: 'openai-compatible:fake', type: 'output' })).toBe(12);
-    expect(sample(text, 'answerdesk_answers_total', { status: 'complete', finish_reason: 'stop' })).toBeGreaterThanOrEqual(1);
+    // The answer came from the action it called: its stored outcome is `action`.
+    expect(sample(text, 'answerdesk_answers_total', { outcome: 'action', finish_reason: 'stop' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'answerdesk_tool_calls_total', { kind: 'action', status: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'answerdesk_answer_ttfb_seconds_count')).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'answerdesk_answer_duration_seconds_count', { status: 'complete' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'answerdesk_answer_duration_seconds_count', { outcome: 'action' })).toBeGreaterThanOrEqual(1);
+    const stored = await t.deps.store.db.selectFrom('messages').select('outcome').where('conversation_id', '=', conversationId).where('role', '=', 'assistant').execute();
+    expect(stored).toEqual([{ outcome: 'action' }]);
     expect(sample(text, 'answerdesk_open_streams')).toBe(0);
     expect(sample(text, 'answerdesk_knowledge_queue_depth')).toBeGreaterThanOrEqual(0);
     if (dialect.name === 'postgres') expect(sample(text, 'answerdesk_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
@@ -144,7 +147,26 @@ describe.each(dialects)('GET /metrics on $name', (dialect) => {
     const text = await scrape();
     const delta = (name: string, labels: Record<string, string>) => (sample(text, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
     expect(delta('answerdesk_tool_calls_total', { kind: 'action', status: 'http_error' })).toBe(1);
-    expect(delta('answerdesk_answers_total', { status: 'error', finish_reason: 'error' })).toBe(1);
+    expect(delta('answerdesk_answers_total', { outcome: 'error', finish_reason: 'error' })).toBe(1);
+    expect(delta('answerdesk_answer_duration_seconds_count', { outcome: 'error' })).toBe(1);
+  });
+
+  it('counts answers by the outcome stored with them', async () => {
+    const p = await createProject(t, { model: 'openai-compatible:fake' });
+    const before = await scrape();
+    const conv = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+    fake.enqueue({ text: 'Hello! How can I help?', usage: { prompt_tokens: 40, completion_tokens: 6 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(p.publicKey),
+      payload: { conversationId: conv.json().conversationId, messages: [{ role: 'user', content: 'Hi' }] },
+    });
+    expect(res.statusCode).toBe(200);
+    const text = await scrape();
+    const delta = (labels: Record<string, string>) => (sample(text, 'answerdesk_answers_total', labels) ?? 0) - (sample(before, 'answerdesk_answers_total', labels) ?? 0);
+    expect(delta({ outcome: 'answered', finish_reason: 'stop' })).toBe(1);
+    expect(sample(text, 'answerdesk_model_tokens_total', { project: p.project.id, model: 'openai-compatible:fake', type: 'output' })).toBe(6);
   });
 
   it('counts rate-limit rejections by bucket', async () => {
