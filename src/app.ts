@@ -12,6 +12,7 @@ import { proxyTrust } from './http/client-address.js';
 import { answerUnroutable, registerErrorHandling } from './http/errors.js';
 import { registerHttpMetrics } from './http/metrics.js';
 import { registerNulGuard } from './http/nul-guard.js';
+import { registerTracing } from './http/tracing.js';
 import { registerOpenApi } from './http/openapi.js';
 import { ServiceUnavailable } from './lib/errors.js';
 import { base62 } from './lib/ids.js';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   const maxPerProject = Math.min(maxAnswers, deps.config.ANSWERDESK_MAX_ANSWERS_PER_PROJECT ?? Math.ceil(maxAnswers / 2));
   app.decorate('answers', new InFlightAnswers(maxAnswers, maxPerProject));
   reportInfrastructure(app, deps);
+  registerTracing(app);
   registerHttpMetrics(app);
   // Admin writes are rare and change what the caches hold (keys, settings, skills): drop them all.
   // The matched route says what was written, however the path was spelled.

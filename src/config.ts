@@ -94,6 +94,10 @@ export const configSchema = z.object({
   ANSWERDESK_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Also serves /metrics (same token) on this port of its own, e.g. one reachable from the monitoring network only. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** OpenTelemetry: the OTLP/HTTP collector (`http://collector:4318`); traces go to `<it>/v1/traces`. Unset: no tracing. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** OpenTelemetry: the `service.name` of this node's spans. */
+  OTEL_SERVICE_NAME: z.string().min(1).default('answerdesk'),
 });
 
 export type Config = z.infer<typeof configSchema>;

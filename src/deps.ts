@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ModelRegistry } from './agent/models.js';
 import type { Config } from './config.js';
 import { waitingJobCount } from './knowledge/jobs.js';
 import { createKnowledgeRuntime, type KnowledgeRuntime } from './knowledge/runtime.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
+import { createTracing, type Tracing } from './lib/tracing.js';
 import { createRateLimiter, type RateLimiter } from './limits/index.js';
 import { openStore, storeOptions, type Store } from './store/index.js';
 
@@ -21,28 +24,39 @@ export interface AppDeps {
   knowledge: KnowledgeRuntime;
   /** Prometheus series of this node; no-ops unless ANSWERDESK_METRICS_TOKEN is set. */
   metrics: Metrics;
+  /** OpenTelemetry traces; null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing: Tracing | null;
 }
 
 /** The deps around an open store and rate limiter. */
-export function createDeps(config: Config, store: Store, limiter: RateLimiter): AppDeps {
+export function createDeps(config: Config, store: Store, limiter: RateLimiter, tracing: Tracing | null = null): AppDeps {
   const metrics = createMetrics(config.ANSWERDESK_METRICS_TOKEN !== undefined, {
     queueDepth: () => waitingJobCount(store.db),
     pool: () => store.poolStats(),
   });
-  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics };
+  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics, tracing };
 }
 
 /** Opens the infrastructure named by the config (database, rate-limit store) and builds the deps. */
 export async function openDeps(config: Config): Promise<AppDeps> {
-  const store = await openStore(config.DATABASE_URL, storeOptions(config));
+  const tracing = config.OTEL_EXPORTER_OTLP_ENDPOINT ? await createTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT, config.OTEL_SERVICE_NAME, packageVersion()) : null;
+  const dialect = config.DATABASE_URL.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+  const onQuery = tracing ? (sqlText: string, ms: number, failed: boolean) => tracing.query(dialect, sqlText, ms, failed) : undefined;
+  const store = await openStore(config.DATABASE_URL, { ...storeOptions(config), onQuery });
   try {
     const limiter = await createRateLimiter(config.REDIS_URL, undefined, {
       connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     });
-    return createDeps(config, store, limiter);
+    return createDeps(config, store, limiter, tracing);
   } catch (err) {
     await store.close();
+    await tracing?.shutdown();
     throw err;
   }
+}
+
+/** The version in package.json, for the spans' service.version. */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
 }

@@ -100,6 +100,8 @@ function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker:
     await workerStopped;
     await deps.limiter.close();
     await deps.store.close();
+    // The spans still buffered go to the collector before the process ends.
+    await deps.tracing?.shutdown().catch((err: unknown) => app.log.warn({ err }, 'could not send the last traces'));
     app.log.info('shut down');
     // Logs are written asynchronously: let the last lines reach stdout before exiting.
     await new Promise<void>((resolve) => (app.log as Logger).flush(() => resolve()));

@@ -212,6 +212,11 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       timeout: { chunkMs: config.ANSWERDESK_MODEL_IDLE_TIMEOUT_MS },
       // The builtin model cites the sources it quotes itself; a real model gets every source found.
       experimental_transform: answerTransform({ citeSearchResults: spec !== 'builtin', signal: done.signal }),
+      // Spans for the model and tool calls, under the request's: timings, models, token counts; the
+      // prompt, the messages, tool arguments and results stay out (they hold what users wrote).
+      experimental_telemetry: deps.tracing
+        ? { isEnabled: true, tracer: deps.tracing.tracer, recordInputs: false, recordOutputs: false, functionId: 'answer' }
+        : undefined,
       onStepFinish: (step) => {
         usage.push(step.usage);
         reported = reportedOutcome(step.providerMetadata) ?? reported;

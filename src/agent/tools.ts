@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { ToolSet } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadEnabledActions } from '../actions/actions.js';
@@ -11,6 +12,8 @@ import type { ModelRegistry } from './models.js';
 /** What the agent needs of the app's deps. */
 export interface AgentDeps extends KnowledgeDeps {
   models: ModelRegistry;
+  /** When set, the AI SDK records its model and tool calls as spans (never their inputs or outputs). */
+  tracing?: { tracer: Tracer } | null;
 }
 
 /** Everything a tool may need while one answer is being produced. */

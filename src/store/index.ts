@@ -9,6 +9,7 @@ import {
   sql,
   type DatabaseIntrospector,
   type DatabaseMetadata,
+  type KyselyConfig,
   type PostgresDialectConfig,
   type PostgresPool,
   type PostgresPoolClient,
@@ -53,6 +54,14 @@ export interface StoreOptions {
   statementTimeoutMs?: number;
   /** SQLite: how long a write waits for another connection's lock before failing with SQLITE_BUSY. */
   busyTimeoutMs?: number;
+  /** Called after each statement of the app's queries (not migrations) with its SQL text and time: tracing. */
+  onQuery?: (sqlText: string, durationMs: number, failed: boolean) => void;
+}
+
+/** Kysely's log hook for `onQuery`; none (and no timing) without it. */
+function queryLog(onQuery: StoreOptions['onQuery']): KyselyConfig['log'] {
+  if (!onQuery) return undefined;
+  return (event) => onQuery(event.query.sql, event.queryDurationMillis, event.level === 'error');
 }
 
 /** The store options the configuration asks for. */
@@ -85,14 +94,14 @@ export async function openStore(url: string, options: StoreOptions = {}): Promis
   return openPostgres(url, options);
 }
 
-function openSqlite(path: string, { busyTimeoutMs = 5000 }: StoreOptions): Store {
+function openSqlite(path: string, { busyTimeoutMs = 5000, onQuery }: StoreOptions): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SQLite(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
   database.pragma('synchronous = NORMAL');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusePreparedStatements(database) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: reusePreparedStatements(database) }), log: queryLog(onQuery) });
   return {
     db,
     dialect: 'sqlite',
@@ -186,7 +195,7 @@ async function openPostgres(url: string, options: StoreOptions): Promise<Store> 
   pool.on('error', (err) => {
     for (const listener of listeners) listener(err);
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: guardedPool(pool) }), log: queryLog(options.onQuery) });
   return {
     db,
     dialect: 'postgres',
