@@ -150,7 +150,6 @@ describe('compose.yaml', () => {
   it('gives every service a healthcheck (the nodes the image’s own) and a restart policy', () => {
     for (const [name, s] of Object.entries(compose.services)) {
       expect(s.restart, name).toBe('unless-stopped');
-      if (name === 'proxy') continue;
       expect(s.healthcheck?.test, name).toBeDefined();
     }
     for (const [, s] of nodes) expect(s.healthcheck!.test).toEqual(['CMD', ...docker.healthcheck]);
