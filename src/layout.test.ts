@@ -27,7 +27,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   projects: ['store', 'lib'],
   conversations: ['projects', 'webhooks', 'events', 'store', 'lib'],
   skills: ['store', 'lib'],
-  knowledge: ['store', 'net', 'lib', 'config'],
+  knowledge: ['webhooks', 'store', 'net', 'lib', 'config'],
   actions: ['store', 'net', 'lib', 'config'],
   agent: ['knowledge', 'actions', 'conversations', 'skills', 'projects', 'store', 'lib', 'config'],
   // Homes for what comes next.
@@ -69,6 +69,9 @@ const TABLE_OWNERS: Record<string, string> = {
   sessions: 'accounts',
   invites: 'accounts',
   setup_tokens: 'accounts',
+  webhook_endpoints: 'webhooks',
+  webhook_events: 'webhooks',
+  webhook_deliveries: 'webhooks',
 };
 
 /** Every source file of src/ (tests are users of the code, not part of its layout). */

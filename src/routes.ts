@@ -16,6 +16,7 @@ import { projectAdminRoutes } from './api/projects/admin-routes.js';
 import { skillRoutes } from './api/skills/routes.js';
 import { widgetScriptRoutes } from './api/widget-script/routes.js';
 import { widgetRoutes } from './api/widget/routes.js';
+import { webhookRoutes } from './api/webhooks/routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
@@ -36,4 +37,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(accountRoutes);
   await app.register(accountAdminRoutes);
   await app.register(metricsRoutes);
+  await app.register(webhookRoutes);
 };

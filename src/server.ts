@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { issueSetupToken } from './accounts/setup.js';
-import { prepareSecretKey } from './actions/secret-box.js';
+import { prepareSecretKey, secretBox } from './actions/secret-box.js';
 import { AnswerInterruptedError } from './agent/in-flight.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -10,6 +10,7 @@ import { addProjectDocs } from './knowledge/demo.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
 import { serveMetrics } from './lib/metrics.js';
 import { createProject, listProjects } from './projects/projects.js';
+import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
 
 export interface DemoProject {
   projectId: string;
@@ -55,6 +56,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     app.addHook('onClose', () => metricsServer.close());
     app.log.info({ port: metricsServer.port }, 'metrics listening');
   }
+  const webhookWorker = startWebhookWorker(
+    { db: deps.store.db, box: secretBox(config), allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK },
+    { log: app.log },
+  );
   await app.listen({ port: config.PORT, host: config.HOST });
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
   const setupUrl = setupToken ? `${base.replace(/\/+$/, '')}/dashboard/setup?token=${setupToken}` : null;
@@ -62,7 +67,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   // expires once the first owner exists.
   if (setupUrl) app.log.info({ setupUrl }, 'no dashboard user yet: open the setup link to create the first owner');
   process.stderr.write(startBanner(base, demo, config, setupUrl));
-  shutDownOnSignals(app, deps, knowledgeWorker);
+  shutDownOnSignals(app, deps, knowledgeWorker, webhookWorker);
   return app;
 }
 
@@ -71,13 +76,14 @@ const RESPONSE_GRACE_MS = 2000;
 
 /**
  * SIGTERM or SIGINT drains the node: it stops listening, turns away requests on open connections
- * (503), puts a crawl in progress back in the queue, and lets open answers finish and be stored.
+ * (503), puts a crawl in progress and webhook attempts in flight back in the queue, and lets open
+ * answers finish and be stored.
  * Answers still running after ANSWERDESK_SHUTDOWN_TIMEOUT_MS are stopped: each ends with an error
  * chunk, is stored as failed and releases its conversation, so nothing stays "busy" after the
  * restart. A second signal (an impatient orchestrator, a repeated Ctrl-C) does not cut the drain
  * short; a third stops the open answers at once in the same way.
  */
-function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker: KnowledgeWorker): void {
+function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker: KnowledgeWorker, webhookWorker: WebhookWorker): void {
   const answers = app.answers;
   const timeoutMs = deps.config.ANSWERDESK_SHUTDOWN_TIMEOUT_MS;
   let signals = 0;
@@ -85,6 +91,8 @@ function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker:
   const drain = async (signal: string) => {
     app.log.info({ signal, answers: answers.size, timeoutMs }, 'shutting down: finishing open answers');
     const workerStopped = knowledgeWorker.stop();
+    // Attempts in flight are cut short and due again at once, for the next node or this one after the restart.
+    const webhooksStopped = webhookWorker.stop();
     const closed = app.close();
     const deadline = setTimeout(() => {
       app.log.warn({ answers: answers.size }, 'shutdown deadline reached: stopping open answers');
@@ -98,6 +106,7 @@ function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker:
     await closed;
     clearTimeout(grace);
     await workerStopped;
+    await webhooksStopped;
     await deps.limiter.close();
     await deps.store.close();
     // The spans still buffered go to the collector before the process ends.

@@ -5,6 +5,7 @@ import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
 import { keysetPage, readCursor } from '../store/keyset.js';
 import type { ConversationsTable } from '../store/schema.js';
+import { enqueueEvent } from '../webhooks/events.js';
 import { findEndUser, upsertEndUser } from './end-users.js';
 import { idleCutoff, statusCondition, type ConversationStatus } from './status.js';
 
@@ -19,23 +20,29 @@ export type ConversationWithEndUser = ConversationRow & {
   end_user_verified_at: string | null;
 };
 
+/** Creates a conversation (and its end user when new); `conversation.created` goes out with it. */
 export async function createConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
-  const at = now();
-  const endUser = endUserExternalId ? await upsertEndUser(db, projectId, endUserExternalId) : null;
-  const row: ConversationRow = {
-    id: newId('conv'),
-    project_id: projectId,
-    end_user_id: endUser?.id ?? null,
-    status: 'ACTIVE',
-    message_count: 0,
-    last_message_preview: null,
-    last_message_role: null,
-    closed_at: null,
-    created_at: at,
-    updated_at: at,
-  };
-  await db.insertInto('conversations').values(row).execute();
-  return row;
+  return db.transaction().execute(async (trx) => {
+    const at = now();
+    const endUser = endUserExternalId ? await upsertEndUser(trx, projectId, endUserExternalId) : null;
+    const row: ConversationRow = {
+      id: newId('conv'),
+      project_id: projectId,
+      end_user_id: endUser?.id ?? null,
+      status: 'ACTIVE',
+      message_count: 0,
+      last_message_preview: null,
+      last_message_role: null,
+      closed_at: null,
+      created_at: at,
+      updated_at: at,
+    };
+    await trx.insertInto('conversations').values(row).execute();
+    await enqueueEvent(trx, projectId, 'conversation.created', {
+      conversation: { id: row.id, projectId, endUserId: endUserExternalId ?? null, status: row.status, createdAt: at },
+    });
+    return row;
+  });
 }
 
 function withEndUser(db: Db, projectId: string) {
@@ -105,17 +112,25 @@ export async function listConversations(
   return keysetPage(q, { time: 'c.updated_at', id: 'c.id' }, (r) => ({ time: r.updated_at, id: r.id }), { limit: page.limit, after });
 }
 
-/** Closes the conversation; an already closed one keeps its first `closed_at`. 404 when unknown. */
+/**
+ * Closes the conversation; an already closed one keeps its first `closed_at`. 404 when unknown.
+ * `conversation.closed` goes out when this call closed it (not for a repeat).
+ */
 export async function closeConversation(db: Db, projectId: string, id: string): Promise<ConversationRow> {
-  const at = now();
-  await db
-    .updateTable('conversations')
-    .set({ status: 'CLOSED', closed_at: at })
-    .where('id', '=', id)
-    .where('project_id', '=', projectId)
-    .where('status', '=', 'ACTIVE')
-    .executeTakeFirst();
-  const row = await db.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
-  if (!row) throw NotFound('Conversation not found');
-  return row;
+  return db.transaction().execute(async (trx) => {
+    const at = now();
+    const closed = await trx
+      .updateTable('conversations')
+      .set({ status: 'CLOSED', closed_at: at })
+      .where('id', '=', id)
+      .where('project_id', '=', projectId)
+      .where('status', '=', 'ACTIVE')
+      .executeTakeFirst();
+    const row = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+    if (!row) throw NotFound('Conversation not found');
+    if (Number(closed.numUpdatedRows) > 0) {
+      await enqueueEvent(trx, projectId, 'conversation.closed', { conversation: { id, projectId, status: 'CLOSED', closedAt: at } });
+    }
+    return row;
+  });
 }

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { MessageOutcome, MessagesTable } from '../store/schema.js';
+import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
 
 type Db = Kysely<Database>;
@@ -63,6 +64,7 @@ export interface NewMessage {
  * transaction. `seq` follows the conversation's highest one, and the (conversation, seq) unique
  * index makes two writers that raced fail loudly instead of interleaving. With `supersedes` the
  * message replaces that answer: the old one is marked superseded and the count stays the same.
+ * `message.created` goes out in the same transaction.
  */
 export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
@@ -117,6 +119,19 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
       })
       .where('id', '=', conversation.id)
       .execute();
+    await enqueueEvent(trx, conversation.project_id, 'message.created', {
+      conversationId: conversation.id,
+      message: {
+        id,
+        role: row.role,
+        content: row.content,
+        status: row.status,
+        outcome: row.outcome,
+        sources: msg.sources ?? null,
+        ...(replaced ? { supersedes: msg.supersedes } : {}),
+        createdAt: at,
+      },
+    });
     return row;
   });
 }

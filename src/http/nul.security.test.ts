@@ -97,6 +97,9 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     ids.keyId = (await admin('POST', '/keys', { kind: 'public', name: 'spare' })).key.id;
     const source = (await admin('POST', '/knowledge', { type: 'text', title: 'Hours', content: 'We are open nine to five on weekdays.' })).source;
     ids.sourceId = (await waitForSource(t.app, p.project.id, source.id)).id;
+    // localhost passes the URL check and is refused by the network guard at delivery: nothing leaves.
+    ids.webhookId = (await admin('POST', '/webhooks', { url: 'http://localhost:9/hook' })).webhook.id;
+    ids.deliveryId = (await admin('POST', `/webhooks/${ids.webhookId}/test`)).delivery.id;
 
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey), payload: { endUserExternalId: 'cust-1' } });
     ids.conversationId = created.json().conversationId;
@@ -160,6 +163,9 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     'PATCH /api/v1/admin/users/{userId}': { name: 'Renamed Person' },
     'PUT /api/v1/admin/users/{userId}/memberships/{projectId}': { role: 'agent' },
     'POST /api/v1/admin/invites': { email: 'invitee@example.com', role: 'member', projects: [{ projectId: ids.projectId!, role: 'viewer' }] },
+    'POST /api/v1/admin/projects/{projectId}/webhooks': { url: 'http://localhost:9/other', events: ['message.created'], description: 'CRM' },
+    'PATCH /api/v1/admin/projects/{projectId}/webhooks/{webhookId}': { url: 'http://localhost:9/hook2', events: ['feedback.created'], description: 'Renamed' },
+    'POST /api/v1/admin/projects/{projectId}/webhooks/{webhookId}/secret/rotate': { previousSecretValidForSeconds: 60 },
     'POST /api/v1/admin/projects/{projectId}/knowledge': { type: 'faq', title: 'FAQ', items: [{ question: 'Do you ship abroad?', answer: 'Yes, to the EU.' }] },
   });
 

@@ -53,6 +53,7 @@ export const OPENAPI_TAGS = [
   { name: 'auth', description: 'Dashboard sign-in: sessions (the `answerdesk_session` cookie), first-run setup, invites, password.' },
   { name: 'users', description: 'Admin: dashboard users, their project roles and invites. Owners (or the admin token) only.' },
   { name: 'metrics', description: 'Prometheus metrics of one node, with the metrics token (ANSWERDESK_METRICS_TOKEN); off without it.' },
+  { name: 'webhooks', description: "Admin: webhook endpoints that receive the project's events (Standard Webhooks), their deliveries and retries." },
 ];
 
 /** Headers shared by many responses, referenced from `components.headers`. */

@@ -5,6 +5,7 @@ import { base62, newId, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
+import { enqueueEvent } from '../webhooks/events.js';
 import { ingestSource, type Progress } from './ingest.js';
 import type { KnowledgeDeps } from './runtime.js';
 
@@ -124,7 +125,15 @@ async function failSource(db: Kysely<Database>, job: Job, reason: string): Promi
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('knowledge_jobs').set({ status: 'failed', error: reason, lease_until: null, updated_at: at }).where('id', '=', job.id).execute();
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', job.source_id).where('generation', '=', job.generation).execute();
-    await trx.updateTable('knowledge_sources').set({ status: 'failed', error: reason, updated_at: at }).where('id', '=', job.source_id).execute();
+    const source = await trx
+      .updateTable('knowledge_sources')
+      .set({ status: 'failed', error: reason, updated_at: at })
+      .where('id', '=', job.source_id)
+      .returning(['id', 'type', 'title', 'url'])
+      .executeTakeFirst();
+    if (source) {
+      await enqueueEvent(trx, job.project_id, 'knowledge.source.failed', { source: { ...source, projectId: job.project_id, status: 'failed', error: reason } });
+    }
   });
 }
 
@@ -231,6 +240,19 @@ async function runJob(
         .where('id', '=', source.id)
         .execute();
       await trx.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '!=', job.generation).execute();
+      await enqueueEvent(trx, source.project_id, 'knowledge.source.ready', {
+        source: {
+          id: source.id,
+          projectId: source.project_id,
+          type: source.type,
+          title: source.title ?? result.firstTitle,
+          url: source.url,
+          status: 'ready',
+          chunkCount: result.chunks,
+          pagesSkipped: result.failures.length,
+          syncedAt: at,
+        },
+      });
     });
     return 'done';
   } catch (err) {

@@ -253,6 +253,98 @@ export interface SetupTokensTable {
   created_at: string;
 }
 
+/** A project's webhook endpoint (see migration 012). */
+export interface WebhookEndpointsTable {
+  id: string;
+  project_id: string;
+  url: string;
+  description: string | null;
+  /** JSON string[] of event types, or null for every type (those added later too). */
+  events: string | null;
+  /** The signing secret (`whsec_…`), AES-256-GCM sealed. */
+  secret: string;
+  /** The secret before the last rotation, sealed; deliveries are signed with it too until `previous_secret_until`. */
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  enabled: number;
+  /** Why the endpoint was turned off by the system (failing for days, 410 Gone); null when enabled or turned off by hand. */
+  disabled_reason: string | null;
+  disabled_at: string | null;
+  /** Start of the current run of failed attempts; null after a success. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembershipsTable {
+  user_id: string;
+  project_id: string;
+  role: 'admin' | 'agent' | 'viewer';
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 (hex) of the cookie's value. */
+  id_hash: string;
+  user_id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  absolute_expires_at: string;
+}
+
+export interface InvitesTable {
+  id: string;
+  /** SHA-256 (hex) of the link's token. */
+  token_hash: string;
+  email: string;
+  role: 'owner' | 'member';
+  /** JSON: [{projectId, role}]. */
+  projects: string;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface SetupTokensTable {
+  /** SHA-256 (hex) of the printed first-run token. */
+  token_hash: string;
+  created_at: string;
+}
+
+/** An event of the outbox: the exact body sent (and signed) to every endpoint that takes its type. */
+export interface WebhookEventsTable {
+  id: string;
+  project_id: string;
+  type: string;
+  /** The JSON body `{type, timestamp, data}`, serialized once. */
+  payload: string;
+  created_at: string;
+}
+
+/** One event to one endpoint, with its retry state. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  project_id: string;
+  endpoint_id: string;
+  event_id: string;
+  status: 'pending' | 'sending' | 'delivered' | 'failed';
+  attempts: number;
+  /** When the next attempt is due (pending), else null. */
+  next_attempt_at: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_attempt_at: string | null;
+  /** HTTP status of the last attempt's response, when one came. */
+  response_status: number | null;
+  duration_ms: number | null;
+  /** Short reason the last attempt failed ("HTTP 500", "Timed out after 15000 ms"); never a body. */
+  error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -272,6 +364,9 @@ export interface Database {
   sessions: SessionsTable;
   invites: InvitesTable;
   setup_tokens: SetupTokensTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 // Kept so that later tables can use auto-increment columns without another import site.

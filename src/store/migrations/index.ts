@@ -7,6 +7,7 @@ import { knowledgeSearch } from './006-knowledge-search.js';
 import { supersededMessages } from './007-superseded-messages.js';
 import { accounts } from './008-accounts.js';
 import { messageOutcome } from './009-message-outcome.js';
+import { webhooks } from './012-webhooks.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '007-superseded-messages': supersededMessages,
   '008-accounts': accounts,
   '009-message-outcome': messageOutcome,
+  '012-webhooks': webhooks,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,88 @@
+import type { Kysely, Transaction } from 'kysely';
+import { newId, now } from '../lib/ids.js';
+import type { Database } from '../store/schema.js';
+
+/** Every event type an endpoint may subscribe to. */
+export const WEBHOOK_EVENT_TYPES = [
+  'conversation.created',
+  'conversation.closed',
+  'conversation.handoff_requested',
+  'conversation.handoff_accepted',
+  'conversation.handed_back',
+  'message.created',
+  'feedback.created',
+  'knowledge.source.ready',
+  'knowledge.source.failed',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** The type of the event `POST …/webhooks/{id}/test` sends; it goes to that endpoint only, whatever its filter. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Whether an endpoint's filter (null: every type) takes events of `type`. */
+export function takesEvent(filter: string | null, type: string): boolean {
+  if (filter === null) return true;
+  return (JSON.parse(filter) as string[]).includes(type);
+}
+
+/**
+ * Puts an event in the outbox: the body `{type, timestamp, data}` once, and one pending delivery
+ * for each enabled endpoint of the project that takes the type. Call it with the transaction that
+ * writes the change, so the event exists exactly when the change committed; the delivery workers
+ * send it afterwards, never on the caller's time. A project without a matching endpoint costs one
+ * indexed read and stores nothing. Returns the event id (`webhook-id`), or null when nothing took it.
+ */
+export async function enqueueEvent(db: Db, projectId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<string | null> {
+  const endpoints = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events'])
+    .where('project_id', '=', projectId)
+    .where('enabled', '=', 1)
+    .execute();
+  const targets = endpoints.filter((e) => takesEvent(e.events, type));
+  if (targets.length === 0) return null;
+  return (await insertEvent(db, projectId, type, data, targets.map((t) => t.id))).eventId;
+}
+
+/** Stores an event and its pending deliveries to `endpointIds`, due now. */
+export async function insertEvent(
+  db: Db,
+  projectId: string,
+  type: string,
+  data: Record<string, unknown>,
+  endpointIds: readonly string[],
+): Promise<{ eventId: string; deliveryIds: string[] }> {
+  const at = now();
+  const id = newId('evt');
+  await db
+    .insertInto('webhook_events')
+    .values({ id, project_id: projectId, type, payload: JSON.stringify({ type, timestamp: at, data }), created_at: at })
+    .execute();
+  const deliveryIds = endpointIds.map(() => newId('dlv'));
+  await db
+    .insertInto('webhook_deliveries')
+    .values(
+      endpointIds.map((endpointId, i) => ({
+        id: deliveryIds[i]!,
+        project_id: projectId,
+        endpoint_id: endpointId,
+        event_id: id,
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: at,
+        lease_owner: null,
+        lease_until: null,
+        last_attempt_at: null,
+        response_status: null,
+        duration_ms: null,
+        error: null,
+        delivered_at: null,
+        created_at: at,
+        updated_at: at,
+      })),
+    )
+    .execute();
+  return { eventId: id, deliveryIds };
+}
