@@ -171,11 +171,14 @@ export async function markFailed(
   next: { nextAttemptAt: string | null; disableAfterMs: number; disableNow?: string },
 ): Promise<{ recorded: boolean; disabled: string | null }> {
   return db.transaction().execute(async (trx) => {
+    // Turned off while this attempt was in flight: no attempt follows.
+    const current = await trx.selectFrom('webhook_endpoints').select('enabled').where('id', '=', claimed.endpoint.id).executeTakeFirst();
+    const nextAttemptAt = current?.enabled ? next.nextAttemptAt : null;
     const res = await trx
       .updateTable('webhook_deliveries')
       .set({
-        status: next.nextAttemptAt ? 'pending' : 'failed',
-        next_attempt_at: next.nextAttemptAt,
+        status: nextAttemptAt ? 'pending' : 'failed',
+        next_attempt_at: nextAttemptAt,
         lease_owner: null,
         lease_until: null,
         last_attempt_at: outcome.at,
