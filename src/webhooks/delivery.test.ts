@@ -8,6 +8,7 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 import { adminAuth, auth, createProject, createTestApp, dialects, type DialectCase, type TestApp } from '../../test/helper.js';
 import { waitFor } from '../../test/wait.js';
 import { webhookDeps } from '../api/webhooks/service.js';
+import { secretBox } from '../actions/secret-box.js';
 import { appendMessage } from '../conversations/messages.js';
 import { startKnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';
@@ -262,6 +263,32 @@ describe.each(dialects)('webhook events and delivery on $name', (dialect) => {
     }, 10_000, 'failed');
     expect(row!.error).toBe('Redirect not followed: point the webhook at the final URL');
     expect(receiver.received.map((r) => r.path)).toEqual(['/hooks']);
+  });
+
+  it('records why an attempt failed without the URL: a refused connection, a timeout', async () => {
+    const closed = await createWebhook(t, p, { url: 'http://127.0.0.1:1/hooks?token=abc', events: ['conversation.created'] });
+    const slow = await createWebhook(t, p, { url: `${receiver.base}/slow?token=abc`, events: ['conversation.created'] });
+    receiver.fallback = 'hang';
+    start({ scheduleMs: [0], timeoutMs: 300 });
+    await newConversation(t, p);
+    const refused = await waitFor(async () => (await deliveriesOf(t, closed.webhook.id)).find((d) => d.status === 'failed'), 10_000, 'refused');
+    expect(refused).toMatchObject({ error: 'Connection failed (ECONNREFUSED)', response_status: null });
+    const timedOut = await waitFor(async () => (await deliveriesOf(t, slow.webhook.id)).find((d) => d.status === 'failed'), 10_000, 'timed out');
+    expect(timedOut).toMatchObject({ error: 'No response within 300 ms', response_status: null });
+  });
+
+  it('keeps a delivery whose secret this node cannot open, and sends it once a node with the right key runs', async () => {
+    const { webhook, secret } = await createWebhook(t, p, { url: `${receiver.base}/hooks`, events: ['conversation.created'] });
+    const wrongKey = { ...webhookDeps(t.deps), box: secretBox({ DATABASE_URL: 'sqlite::memory:', ANSWERDESK_SECRET_KEY: 'another-secret-key-0123456789' }) };
+    const wrong = startWebhookWorker(wrongKey, { ...FAST, scheduleMs: [0, 1000, 1000] });
+    await newConversation(t, p);
+    const failed = await waitFor(async () => (await deliveriesOf(t, webhook.id)).find((d) => d.attempts >= 1 && d.status === 'pending'), 10_000, 'first attempt');
+    expect(failed.error).toMatch(/^The signing secret cannot be decrypted on this node/);
+    await wrong.stop();
+    expect(receiver.received).toHaveLength(0);
+    start();
+    await waitFor(async () => (await deliveriesOf(t, webhook.id))[0]!.status === 'delivered', 10_000, 'delivered');
+    expect(verified(secret, receiver.received[0]!).type).toBe('conversation.created');
   });
 
   it('never holds up an answer: the answer is stored while its events are still undelivered', async () => {

@@ -86,13 +86,32 @@ function resolve(options: DeliveryOptions): Resolved {
   } as Resolved;
 }
 
-/** A short, secret-free reason for a failed request, for the deliveries log. */
-function reasonOf(err: unknown): string {
-  if (err instanceof SafeFetchError) {
-    if (err.code === 'too_many_redirects') return 'Redirect not followed: point the webhook at the final URL';
-    return err.message.slice(0, 300);
+/** The first `code` (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET…) along an error's causes. */
+function causeCode(err: unknown): string | null {
+  for (let e = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && !(e instanceof SafeFetchError)) return code;
   }
-  return 'Request failed';
+  return null;
+}
+
+/**
+ * A short reason for a failed request, for the deliveries log and the server log. Never the URL:
+ * a webhook URL may carry a token in its query.
+ */
+function reasonOf(err: unknown, timeoutMs: number): string {
+  if (!(err instanceof SafeFetchError)) return 'Request failed';
+  switch (err.code) {
+    case 'too_many_redirects':
+      return 'Redirect not followed: point the webhook at the final URL';
+    case 'timeout':
+      return `No response within ${timeoutMs} ms`;
+    case 'network_error':
+      return `Connection failed (${causeCode(err) ?? 'network error'})`;
+    default:
+      // Host-only messages: refused address, unresolvable host, scheme.
+      return err.message.slice(0, 300);
+  }
 }
 
 /** Milliseconds a Retry-After header asks for (seconds or an HTTP date), or 0. */
@@ -108,6 +127,12 @@ function nextDelay(schedule: readonly number[], attempts: number): number | null
   const base = schedule[attempts];
   if (base === undefined) return null;
   return Math.round(base * (0.9 + Math.random() * 0.2));
+}
+
+class SecretUnreadable extends Error {
+  constructor() {
+    super('The signing secret cannot be decrypted on this node (is ANSWERDESK_SECRET_KEY the same on every node?)');
+  }
 }
 
 /**
@@ -133,8 +158,16 @@ export async function attemptDelivery(
   const at = now();
   let outcome: AttemptOutcome;
   let wait = 0;
+  let secrets: string[];
   try {
-    const secrets = signingSecrets(deps.box, claimed.endpoint, at);
+    secrets = signingSecrets(deps.box, claimed.endpoint, at);
+  } catch {
+    // Sealed under another ANSWERDESK_SECRET_KEY: retried on the schedule, so a node started with
+    // the wrong key does not lose the delivery once the key is fixed.
+    secrets = [];
+  }
+  try {
+    if (secrets.length === 0) throw new SecretUnreadable();
     const res = await safeFetch(claimed.endpoint.url, {
       method: 'POST',
       headers: {
@@ -158,7 +191,8 @@ export async function attemptDelivery(
       await release(db, claimed, owner);
       return;
     }
-    outcome = { ok: false, responseStatus: null, durationMs: Math.round(performance.now() - started), error: reasonOf(err), at };
+    const error = err instanceof SecretUnreadable ? err.message : reasonOf(err, opts.timeoutMs);
+    outcome = { ok: false, responseStatus: null, durationMs: Math.round(performance.now() - started), error, at };
   }
 
   if (outcome.ok) {
