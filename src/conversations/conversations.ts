@@ -20,29 +20,32 @@ export type ConversationWithEndUser = ConversationRow & {
   end_user_verified_at: string | null;
 };
 
-/** Creates a conversation (and its end user when new); `conversation.created` goes out with it. */
+/**
+ * Creates a conversation (and its end user when new). The row and its `conversation.created` event
+ * are written in one transaction.
+ */
 export async function createConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
-  return db.transaction().execute(async (trx) => {
-    const at = now();
-    const endUser = endUserExternalId ? await upsertEndUser(trx, projectId, endUserExternalId) : null;
-    const row: ConversationRow = {
-      id: newId('conv'),
-      project_id: projectId,
-      end_user_id: endUser?.id ?? null,
-      status: 'ACTIVE',
-      message_count: 0,
-      last_message_preview: null,
-      last_message_role: null,
-      closed_at: null,
-      created_at: at,
-      updated_at: at,
-    };
+  const at = now();
+  const endUser = endUserExternalId ? await upsertEndUser(db, projectId, endUserExternalId) : null;
+  const row: ConversationRow = {
+    id: newId('conv'),
+    project_id: projectId,
+    end_user_id: endUser?.id ?? null,
+    status: 'ACTIVE',
+    message_count: 0,
+    last_message_preview: null,
+    last_message_role: null,
+    closed_at: null,
+    created_at: at,
+    updated_at: at,
+  };
+  await db.transaction().execute(async (trx) => {
     await trx.insertInto('conversations').values(row).execute();
     await enqueueEvent(trx, projectId, 'conversation.created', {
       conversation: { id: row.id, projectId, endUserId: endUserExternalId ?? null, status: row.status, createdAt: at },
     });
-    return row;
   });
+  return row;
 }
 
 function withEndUser(db: Db, projectId: string) {
