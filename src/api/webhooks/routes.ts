@@ -96,7 +96,8 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
       tags: ['webhooks'],
       operationId: 'updateWebhook',
       summary: 'Update a webhook endpoint',
-      description: 'Changes the URL, the events, the description, or pauses and resumes it. Resuming clears the reason it was turned off.',
+      description:
+        'Changes the URL, the events or the description, or turns the endpoint off and on. Off, nothing is queued or sent to it (deliveries due fail; retry them once it is on again); turning it on clears the reason it was turned off.',
       params: webhookParams,
       body: patchWebhookBody,
       response: { 200: webhookWrapped, ...adminErrors },

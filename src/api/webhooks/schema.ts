@@ -29,7 +29,9 @@ export const patchWebhookBody = z
     url,
     events,
     description,
-    enabled: z.boolean().describe('false pauses deliveries; true turns the endpoint back on and clears `disabledReason`.'),
+    enabled: z
+      .boolean()
+      .describe('false turns the endpoint off: no new deliveries, due ones fail (retry them later); true turns it back on and clears `disabledReason`.'),
   })
   .partial()
   .strict()

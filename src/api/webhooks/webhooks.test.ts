@@ -120,7 +120,7 @@ describe.each(dialects)('webhooks admin API on $name', (dialect) => {
     expect(unknownDelivery.json()).toEqual({ error: 'Delivery not found' });
   });
 
-  it('updates, pauses and deletes an endpoint', async () => {
+  it('updates, turns off and on, and deletes an endpoint', async () => {
     const { webhook } = await created({ events: ['message.created'] });
     const res = await t.app.inject({
       method: 'PATCH',
@@ -132,7 +132,7 @@ describe.each(dialects)('webhooks admin API on $name', (dialect) => {
     expect(res.json().webhook).toMatchObject({ url: `${receiver.base}/v2`, events: null, description: 'Warehouse', enabled: false, disabledReason: null });
     expect(res.json().webhook.disabledAt).toEqual(expect.any(String));
 
-    // Paused: a test event is refused, nothing is sent.
+    // Off: a test event is refused, nothing is sent.
     const test = await t.app.inject({ method: 'POST', url: `${url()}/${webhook.id}/test`, headers: adminAuth() });
     expect(test.statusCode).toBe(409);
     expect(test.json()).toEqual({ error: 'Webhook is disabled' });
