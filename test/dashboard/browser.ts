@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { buildDashboard, DASHBOARD_DIR, newestSourceMtime } from '../../dashboard/build.js';
+import type { ProjectRole, UserRole } from '../../src/accounts/types.js';
+import { createUser } from '../../src/accounts/users.js';
 import { createTestApp, type DialectCase, type TestApp } from '../helper.js';
 import { ARTIFACTS, buildOnce as buildWidgetOnce } from '../widget/harness.js';
 
@@ -111,7 +113,26 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
 }
 
-/** Whether a build exists (the serving tests need one). */
-export function dashboardBuilt(): boolean {
-  return existsSync(path.join(DASHBOARD_DIR, 'index.html'));
+export interface SeededUser {
+  id: string;
+  email: string;
+  name: string;
+  password: string;
+}
+
+let seeded = 0;
+/**
+ * A dashboard user made through the accounts core (the accounts API has its own tests): an owner,
+ * or a member with roles on projects. Each call makes a new e-mail, so tests never share a user.
+ */
+export async function seedUser(
+  t: TestApp,
+  options: { role?: UserRole; memberships?: Array<{ projectId: string; role: ProjectRole }>; name?: string } = {},
+): Promise<SeededUser> {
+  const n = ++seeded;
+  const email = `person${n}-${Date.now()}@example.com`;
+  const password = `correct horse ${n} battery`;
+  const name = options.name ?? `Person ${n}`;
+  const user = await createUser(t.deps.store.db, { email, name, role: options.role ?? 'owner', password, memberships: options.memberships ?? [] });
+  return { id: user.id, email, name, password };
 }
