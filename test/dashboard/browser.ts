@@ -70,7 +70,10 @@ export async function startDashboard(dialect: DialectCase, env: Record<string, s
 
 /** A browser context as a person uses it: a laptop window, or a phone 360 px wide. */
 export async function newContext(browser: Browser, width = 1280): Promise<BrowserContext> {
-  return browser.newContext({ viewport: { width, height: width < 600 ? 780 : 860 } });
+  const context = await browser.newContext({ viewport: { width, height: width < 600 ? 780 : 860 } });
+  // Fail with the locator that did not show up, before the test's own timeout hides it.
+  context.setDefaultTimeout(15_000);
+  return context;
 }
 
 /** Signs in through the login form, as a person would, and waits for the signed-in frame. */
