@@ -17,6 +17,10 @@ const COLORS = [
   ['navigationCardColor', 'Card color', 'Skill and conversation cards on the home screen.'],
 ] as const;
 
+/** The widget's defaults (what GET /widget/config answers for a field the project does not set), without the skills. */
+const { availableSkills: _skills, ...DEFAULTS } = DEFAULT_CONFIG;
+const formOf = (widget: WidgetSettings | undefined): Form => ({ ...DEFAULTS, ...widget });
+
 /** A hex color the color picker can show (it only takes #rrggbb). */
 function pickerValue(color: string): string {
   return /^#[0-9a-f]{6}$/i.test(color) ? color : '#000000';
@@ -43,7 +47,7 @@ export function Widget() {
 
   useEffect(() => setForm(null), [projectId]);
   useEffect(() => {
-    if (project.data && !form) setForm({ ...DEFAULT_CONFIG, ...project.data.settings.widget } as Form);
+    if (project.data && !form) setForm(formOf(project.data.settings.widget));
   }, [project.data, form]);
 
   // The preview page says when it listens; from then on it gets every change.
@@ -135,7 +139,7 @@ export function Widget() {
             <button type="submit" disabled={readOnly || save.isPending}>
               Save widget
             </button>
-            <button type="button" className="secondary" disabled={readOnly} onClick={() => set({ ...DEFAULT_CONFIG } as Form)}>
+            <button type="button" className="secondary" disabled={readOnly} onClick={() => set(formOf(undefined))}>
               Reset to defaults
             </button>
           </div>
