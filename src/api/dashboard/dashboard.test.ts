@@ -1,8 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DASHBOARD_DIR, firstLoadFiles, MAX_FIRST_LOAD_GZIP_BYTES } from '../../../dashboard/build.js';
+import { buildDashboard, DASHBOARD_DIR, DashboardTooLargeError, firstLoadFiles, MAX_FIRST_LOAD_GZIP_BYTES } from '../../../dashboard/build.js';
 import { buildOnce } from '../../../test/dashboard/browser.js';
 import { createTestApp, type TestApp } from '../../../test/helper.js';
 
@@ -80,4 +81,19 @@ describe('serving the dashboard', () => {
     expect(total).toBeGreaterThan(0);
     expect(total).toBeLessThan(MAX_FIRST_LOAD_GZIP_BYTES);
   });
+
+  it('fails the build above the budget and leaves the previous build in place', async () => {
+    const dir = await mkdtemp(path.join(path.dirname(DASHBOARD_DIR), 'budget-'));
+    const out = path.join(dir, 'dashboard');
+    try {
+      await buildDashboard(out);
+      await writeFile(path.join(out, 'marker.txt'), 'previous build');
+      await expect(buildDashboard(out, 10 * 1024)).rejects.toThrow(DashboardTooLargeError);
+      await expect(buildDashboard(out, 10 * 1024)).rejects.toThrow(/above the 10\.0 KB budget: assets\/main-/);
+      expect(await readFile(path.join(out, 'marker.txt'), 'utf8')).toBe('previous build');
+      expect(existsSync(path.join(out, 'index.html'))).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
