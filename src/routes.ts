@@ -4,6 +4,7 @@ import { accountRoutes } from './api/accounts/routes.js';
 import { actionRoutes } from './api/actions/routes.js';
 import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
+import { dashboardRoutes } from './api/dashboard/routes.js';
 import { demoRoutes } from './api/demo/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
@@ -38,4 +39,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(accountAdminRoutes);
   await app.register(metricsRoutes);
   await app.register(webhookRoutes);
+  await app.register(dashboardRoutes);
 };

@@ -51,9 +51,13 @@ export interface ProjectCounts {
     messages: DayCounts;
     feedback: Array<{ date: string; rating: 'POSITIVE' | 'NEGATIVE'; n: number }>;
   };
+  /** Visitors' messages per UTC hour of the day (0..23); hours without any are absent. */
+  byHour: Array<{ hour: number; n: number }>;
 }
 
 const day = (column: string) => sql<string>`substr(${sql.ref(column)}, 1, 10)`;
+/** The `HH` of an ISO 8601 UTC time string (`YYYY-MM-DDTHH:…`), the same text on both databases. */
+const hour = (column: string) => sql<string>`substr(${sql.ref(column)}, 12, 2)`;
 const n = (v: unknown) => Number(v ?? 0);
 
 /**
@@ -124,6 +128,15 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
     .groupBy([day('created_at'), 'rating'])
     .execute();
 
+  const msgByHour = await db
+    .selectFrom('messages')
+    .where('project_id', '=', project.id)
+    .where('created_at', '>=', from)
+    .where('role', '=', 'user')
+    .select((eb) => [hour('created_at').as('h'), eb.fn.countAll().as('n')])
+    .groupBy(hour('created_at'))
+    .execute();
+
   return {
     conversations: {
       total: n(conv.total),
@@ -139,5 +152,6 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
       messages: msgByDay.map((r) => ({ date: r.d, n: n(r.n) })),
       feedback: fbByDay.map((r) => ({ date: r.d, rating: r.rating, n: n(r.n) })),
     },
+    byHour: msgByHour.map((r) => ({ hour: Number(r.h), n: n(r.n) })),
   };
 }

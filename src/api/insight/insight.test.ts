@@ -162,6 +162,12 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
     expect(body.byDay[27]).toEqual({ date: twoDaysAgo, conversations: 2, messages: 3, positive: 0, negative: 1 });
     expect(body.byDay.filter((d) => d.conversations + d.messages + d.positive + d.negative > 0)).toHaveLength(2);
     expect(body.from).toBe(`${iso(now - 29 * DAY).slice(0, 10)}T00:00:00.000Z`);
+    // The busiest hours count the visitors' three messages by their UTC hour.
+    expect(body.byHour.map((h) => h.hour)).toEqual([...Array(24).keys()]);
+    const hourOf = (ms: number) => new Date(ms).getUTCHours();
+    const expectedHours = new Map<number, number>();
+    for (const at of [now - 60_000, now - 2 * DAY, now - 2 * DAY]) expectedHours.set(hourOf(at), (expectedHours.get(hourOf(at)) ?? 0) + 1);
+    expect(body.byHour.filter((h) => h.messages > 0)).toEqual([...expectedHours].sort(([a], [b]) => a - b).map(([hour, messages]) => ({ hour, messages })));
 
     const week = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/analytics?days=1`, headers: adminAuth() });
     expect(week.json().conversations.total).toBe(1);

@@ -95,6 +95,14 @@ export const analyticsSchema = z
         }),
       )
       .describe('One entry per UTC day of the window, oldest first, zero days included.'),
+    byHour: z
+      .array(
+        z.object({
+          hour: z.number().int().min(0).max(23).describe('Hour of the day, UTC.'),
+          messages: count.describe("Visitors' messages written in that hour, over the whole window."),
+        }),
+      )
+      .describe('The busiest hours: 24 entries, hour 0 to 23 (UTC), zero hours included.'),
   })
   .meta({ id: 'Analytics', description: 'Counts over the window, with a per-day series.' });
 export type Analytics = z.infer<typeof analyticsSchema>;

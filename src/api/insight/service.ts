@@ -106,5 +106,6 @@ export async function projectAnalytics(db: Db, project: Project, days: number, a
       answerFailure: ratio(failed, assistant),
     },
     byDay: [...byDay.values()],
+    byHour: Array.from({ length: 24 }, (_, h) => ({ hour: h, messages: counts.byHour.find((r) => r.hour === h)?.n ?? 0 })),
   };
 }

@@ -1,0 +1,91 @@
+import { useId, type ReactNode } from 'react';
+import { errorMessage } from '../api/client';
+
+/** The heading of a page: its title (the page's one <h1>), a line of explanation and its main actions. */
+export function PageHeader({ title, description, children }: { title: string; description?: ReactNode; children?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <div>
+        <h1>{title}</h1>
+        {description ? <p>{description}</p> : null}
+      </div>
+      {children ? <div className="row">{children}</div> : null}
+    </header>
+  );
+}
+
+/** What a form control needs to be labelled and tied to its hint and error. */
+export interface ControlProps {
+  id: string;
+  'aria-invalid': boolean | undefined;
+  'aria-describedby': string | undefined;
+}
+
+/**
+ * A labelled form field whose error (from the API: `ApiError.fieldError(path)`) is shown right
+ * under the control and announced with it.
+ */
+export function Field({ label, hint, error, children }: { label: ReactNode; hint?: ReactNode; error?: string; children: (props: ControlProps) => ReactNode }) {
+  const id = useId();
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
+      {hint ? (
+        <span className="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      ) : null}
+      {error ? (
+        <span className="field-error" id={`${id}-error`}>
+          {error}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** The error of a whole form or action, announced when it appears. */
+export function FormError({ error }: { error: unknown }) {
+  if (!error) return null;
+  return (
+    <p className="form-error" role="alert">
+      {errorMessage(error)}
+    </p>
+  );
+}
+
+export function Loading({ what = 'Loading…' }: { what?: string }) {
+  return (
+    <p role="status" className="muted">
+      {what}
+    </p>
+  );
+}
+
+/** Shown when a page's data could not be read. */
+export function QueryError({ error }: { error: unknown }) {
+  return (
+    <p className="form-error" role="alert">
+      Could not load: {errorMessage(error)}
+    </p>
+  );
+}
+
+/** A viewer's note next to disabled controls: the server refuses their changes too. */
+export function ReadOnlyNote({ show }: { show: boolean }) {
+  if (!show) return null;
+  return <p className="notice">You have read-only access to this project: ask an admin to make changes.</p>;
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return dateTime.format(new Date(iso));
+}
+
+const time = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
+export function formatTime(iso: string): string {
+  return time.format(new Date(iso));
+}
