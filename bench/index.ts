@@ -6,6 +6,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   api: () => import('./api.js'),
   agent: () => import('./agent.js'),
   knowledge: () => import('./knowledge.js'),
+  quality: () => import('./quality.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,199 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readUIMessageStream } from 'ai';
+import pg from 'pg';
+import pino from 'pino';
+import { streamAnswer } from '../src/agent/answer.js';
+import { loadConfig } from '../src/config.js';
+import { createConversation } from '../src/conversations/conversations.js';
+import { appendMessage, listMessages } from '../src/conversations/messages.js';
+import { createDeps, type AppDeps } from '../src/deps.js';
+import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
+import { createSource } from '../src/knowledge/sources.js';
+import { base62, newId } from '../src/lib/ids.js';
+import { createRateLimiter } from '../src/limits/index.js';
+import { createProject } from '../src/projects/projects.js';
+import { openStore } from '../src/store/index.js';
+
+/**
+ * Answer quality on the sets under test/quality (see its README): each set's documents go into a
+ * project of their own, each question is searched (top 10) and answered by the builtin model through
+ * the real answer loop (streamAnswer: tools, sources, stored outcome), on SQLite and, when
+ * BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a PostgreSQL server, on PostgreSQL. Prints the
+ * metrics of issue 13 per database, per set and split; `test` is the split to report, `dev` the one
+ * to look at while changing things. BENCH_QUALITY_SETS=shop,postgres limits the sets.
+ */
+
+const ROOT = fileURLToPath(new URL('../test/quality/', import.meta.url));
+const SHOP_DOCS = fileURLToPath(new URL('../demo/shop/articles/', import.meta.url));
+
+interface Case {
+  id: string;
+  question: string;
+  answerable: boolean;
+  expectedSources?: string[];
+  mustContain?: string[];
+  hard: boolean;
+  split: 'dev' | 'test';
+}
+
+interface Outcome {
+  c: Case;
+  rank: number | null;
+  cited: string[];
+  text: string;
+  outcome: string | null;
+}
+
+const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
+  shop: { docs: SHOP_DOCS, type: 'markdown' },
+  postgres: { docs: join(ROOT, 'postgres/docs/'), type: 'html' },
+  sqlite: { docs: join(ROOT, 'sqlite/docs/'), type: 'html' },
+};
+
+async function openBench(kind: 'sqlite' | 'postgres', url: string) {
+  const schema = kind === 'postgres' ? `bench_${base62(10).toLowerCase()}` : undefined;
+  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'answerdesk-quality-')) : null;
+  const dbUrl = kind === 'sqlite' ? `sqlite:${join(dir!, 'bench.db')}` : url;
+  const store = await openStore(dbUrl, { schema });
+  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent', ANSWERDESK_DEMO: 'false', ANSWERDESK_EMBEDDING_MODEL: undefined });
+  const deps = createDeps(config, store, await createRateLimiter(undefined));
+  return {
+    deps,
+    async close() {
+      await deps.limiter.close();
+      await store.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (schema) {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      }
+    },
+  };
+}
+
+async function waitAllReady(deps: AppDeps, projectId: string): Promise<void> {
+  for (;;) {
+    const pending = await deps.store.db
+      .selectFrom('knowledge_sources')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .where('status', 'in', ['pending', 'processing'])
+      .executeTakeFirstOrThrow();
+    if (Number(pending.n) === 0) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const log = pino({ level: 'silent' });
+const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ');
+
+/** One set on one database: ingest, then search and answer every case. */
+async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
+  const { docs, type } = SETS[name]!;
+  const { project } = await createProject(deps.store.db, { name: name === 'shop' ? 'Northwind Goods' : name, settings: { model: 'builtin' } });
+  const fileBySource = new Map<string, string>();
+  const worker = startKnowledgeWorker(deps, { pollMs: 20 });
+  for (const file of readdirSync(docs).filter((f) => f.endsWith(type === 'html' ? '.html' : '.md')).sort()) {
+    const source = await createSource(deps, project.id, { type, payload: readFileSync(join(docs, file), 'utf8') });
+    fileBySource.set(source.id, file);
+  }
+  await waitAllReady(deps, project.id);
+  await worker.stop();
+  const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', project.id).where('status', '=', 'failed').execute();
+  if (failed.length) throw new Error(`${failed.length} sources of ${name} failed to ingest`);
+
+  const cases = JSON.parse(readFileSync(join(ROOT, name, 'questions.json'), 'utf8')) as Case[];
+  const out: Outcome[] = [];
+  for (const c of cases) {
+    const hits = await deps.knowledge.search.search(project.id, c.question, 10);
+    const i = hits.findIndex((h) => c.expectedSources?.includes(fileBySource.get(h.sourceId) ?? ''));
+    const conv = await createConversation(deps.store.db, project.id);
+    await appendMessage(deps.store.db, conv, { role: 'user', content: c.question, status: 'complete' });
+    const stream = streamAnswer({
+      deps,
+      project,
+      conversation: conv,
+      endUser: null,
+      verifiedUser: null,
+      userTokens: {},
+      assistantMessageId: newId('msg'),
+      log,
+    });
+    for await (const _ of readUIMessageStream({ stream })) void _;
+    const [, answer] = await listMessages(deps.store.db, conv.id);
+    const sources = answer?.sources ? (JSON.parse(answer.sources) as Array<{ sourceId: string }>) : [];
+    out.push({
+      c,
+      rank: i < 0 ? null : i + 1,
+      cited: sources.map((s) => fileBySource.get(s.sourceId) ?? s.sourceId),
+      text: answer?.content ?? '',
+      outcome: answer?.outcome ?? null,
+    });
+  }
+  return out;
+}
+
+const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toFixed(2)) : null);
+
+/** The metrics table of issue 13 over some outcomes. */
+function metrics(rows: Outcome[]): Record<string, string | number | null> {
+  const answerable = rows.filter((r) => r.c.answerable);
+  const hard = answerable.filter((r) => r.c.hard);
+  const unanswerable = rows.filter((r) => !r.c.answerable);
+  const top3 = (list: Outcome[]) => list.filter((r) => r.rank !== null && r.rank <= 3).length;
+  const declined = (r: Outcome) => r.outcome === 'declined' && r.cited.length === 0;
+  const terms = answerable.map((r) => {
+    const want = r.c.mustContain ?? [];
+    const text = norm(r.text);
+    return want.length ? want.filter((t) => text.includes(norm(t))).length / want.length : 1;
+  });
+  return {
+    'retrieval hit@3': ratio(top3(answerable), answerable.length),
+    'hit@3 on hard questions': ratio(top3(hard), hard.length),
+    'MRR@10': ratio(answerable.reduce((s, r) => s + (r.rank ? 1 / r.rank : 0), 0), answerable.length),
+    'answer cites an expected source': ratio(answerable.filter((r) => r.cited.some((f) => r.c.expectedSources?.includes(f))).length, answerable.length),
+    'key terms present in the answer': ratio(terms.reduce((s, x) => s + x, 0), answerable.length),
+    'unanswerable declined': ratio(unanswerable.filter(declined).length, unanswerable.length),
+    'unanswerable answered anyway': `${unanswerable.filter((r) => !declined(r)).length}/${unanswerable.length}`,
+    'answerable wrongly declined': `${answerable.filter((r) => r.outcome === 'declined').length}/${answerable.length}`,
+  };
+}
+
+export async function run(): Promise<void> {
+  const pgUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  const targets: Array<['sqlite' | 'postgres', string]> = [['sqlite', ''], ...(pgUrl ? [['postgres', pgUrl] as ['postgres', string]] : [])];
+  if (!pgUrl) console.log('PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to include it.');
+  const names = (process.env.BENCH_QUALITY_SETS ?? Object.keys(SETS).join(',')).split(',').filter((n) => SETS[n]);
+  const verbose = process.env.BENCH_QUALITY_VERBOSE === '1';
+
+  for (const [kind, url] of targets) {
+    const bench = await openBench(kind, url);
+    try {
+      const all: Outcome[] = [];
+      const columns: Record<string, Record<string, string | number | null>> = {};
+      for (const name of names) {
+        const rows = await runSet(bench.deps, name);
+        all.push(...rows);
+        for (const split of ['dev', 'test'] as const) columns[`${name} ${split}`] = metrics(rows.filter((r) => r.c.split === split));
+        if (verbose) {
+          for (const r of rows.filter((x) => x.c.split === 'dev')) {
+            const ok = r.c.answerable ? r.cited.some((f) => r.c.expectedSources?.includes(f)) : r.outcome === 'declined';
+            console.log(`${ok ? ' ' : '✗'} ${r.c.id} [${r.outcome}] rank=${r.rank} cited=${r.cited.join(',')} :: ${r.c.question}\n    → ${r.text.slice(0, 240).replace(/\n/g, ' ')}`);
+          }
+        }
+      }
+      columns['all dev'] = metrics(all.filter((r) => r.c.split === 'dev'));
+      columns['all test'] = metrics(all.filter((r) => r.c.split === 'test'));
+      console.log(`Answer quality on ${kind} (builtin model; test/quality sets; report the test columns):`);
+      const metricNames = Object.keys(columns['all test']!);
+      console.table(Object.fromEntries(metricNames.map((m) => [m, Object.fromEntries(Object.entries(columns).map(([col, v]) => [col, v[m]]))])));
+    } finally {
+      await bench.close();
+    }
+  }
+}
