@@ -30,13 +30,16 @@ const HITS = [
   },
 ];
 
+/** The hits as the knowledge tool hands them over: each with the number to cite it by. */
+const NUMBERED = HITS.map((h, i) => ({ ...h, n: i + 1, match: 1 }));
+
 /** A knowledge tool and an action tool as the knowledge and actions parts provide them. */
 const factories: ToolFactory[] = [
   async () => ({
     search_knowledge: tool({
       description: 'Search the help content.',
       inputSchema: jsonSchema<{ query: string }>({ type: 'object', properties: { query: { type: 'string' } }, required: ['query'] }),
-      execute: async ({ query }) => ({ results: /refund/i.test(query) ? HITS : [] }),
+      execute: async ({ query }) => (/refund/i.test(query) ? { found: true, results: NUMBERED } : { found: false, results: [], note: 'Nothing relevant was found.' }),
     }),
   }),
   async (ctx) => ({
@@ -109,10 +112,10 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
 
     expect(chunks.filter((c) => c.type === 'tool-input-delta').length).toBe(3);
     expect(chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: 'search_knowledge', input: { query: 'refund time' } });
-    expect(chunks.find((c) => c.type === 'tool-output-available')).toMatchObject({ output: { results: HITS } });
+    expect(chunks.find((c) => c.type === 'tool-output-available')).toMatchObject({ output: { results: NUMBERED } });
+    // Only the passage it cited ([1]) is a source; the second hit was found but not used.
     expect(chunks.filter((c) => c.type === 'source-url' || c.type === 'source-document')).toEqual([
       { type: 'source-url', sourceId: 'ks_refunds', url: 'https://help.shop.test/refunds', title: 'Refund policy' },
-      { type: 'source-document', sourceId: 'ks_faq', mediaType: 'text/plain', title: 'Billing FAQ' },
     ]);
     expect(chunks[0]).toEqual({ type: 'start', messageId: id, messageMetadata: { conversationId } });
     expect(chunks[chunks.length - 1]).toMatchObject({ type: 'finish' });
@@ -120,20 +123,38 @@ describe.each(dialects)('streamAnswer on $name', (dialect) => {
     // The second model call carried the tool result back.
     const second = fake.requests[fake.requests.length - 1].body;
     expect(second.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: expect.any(String) });
-    expect(JSON.parse(second.messages.at(-1).content)).toEqual({ results: HITS });
+    expect(JSON.parse(second.messages.at(-1).content)).toEqual({ found: true, results: NUMBERED });
     expect(second.tools.map((x: { function: { name: string } }) => x.function.name).sort()).toEqual(['search_knowledge', 'track_order']);
 
     const [question, row] = await listMessages(t.deps.store.db, conversationId);
     expect(question.outcome).toBeNull();
     expect(row).toMatchObject({ id, role: 'assistant', status: 'complete', content: 'Refunds take five business days [1].', outcome: 'answered' });
-    expect(JSON.parse(row.sources!)).toEqual([
-      { sourceId: 'ks_refunds', type: 'url', url: 'https://help.shop.test/refunds', title: 'Refund policy' },
-      { sourceId: 'ks_faq', type: 'document', title: 'Billing FAQ' },
-    ]);
+    expect(JSON.parse(row.sources!)).toEqual([{ sourceId: 'ks_refunds', type: 'url', url: 'https://help.shop.test/refunds', title: 'Refund policy' }]);
     expect(JSON.parse(row.usage!)).toEqual({ inputTokens: 170, outputTokens: 17, totalTokens: 187 });
     const parts = JSON.parse(row.parts!);
     expect(parts).toEqual(message.parts.filter((x) => x.type !== 'step-start'));
-    expect(parts.map((x: { type: string }) => x.type)).toEqual(['tool-search_knowledge', 'source-url', 'source-document', 'text']);
+    expect(parts.map((x: { type: string }) => x.type)).toEqual(['tool-search_knowledge', 'text', 'source-url']);
+  });
+
+  it('attaches the passages a real model quoted without citing them, and none when it declines', async () => {
+    const p = await createProject(t, { model: 'openai-compatible:fake' });
+    fake.enqueue(
+      { toolCalls: [{ name: 'search_knowledge', arguments: { query: 'refund annual plan' } }] },
+      { text: 'Good news: refunds for annual plans are prorated. Refunds take five business days.' },
+      { toolCalls: [{ name: 'search_knowledge', arguments: { query: 'seashell payments' } }] },
+      { text: "I'm sorry, I don't know whether we accept seashells. Could you rephrase, or shall I put you in touch with the team?" },
+    );
+    const [quoted, declined] = await ask(p, ['Are annual plans refunded?', 'Can I pay with seashells?']);
+    expect(quoted.chunks.filter((c) => c.type === 'source-document')).toEqual([{ type: 'source-document', sourceId: 'ks_faq', mediaType: 'text/plain', title: 'Billing FAQ' }]);
+    expect(declined.chunks.find((c) => c.type === 'tool-output-available')).toMatchObject({ output: { found: false, results: [] } });
+    expect(declined.chunks.some((c) => c.type === 'source-url' || c.type === 'source-document')).toBe(false);
+    const rows = await listMessages(t.deps.store.db, quoted.conversationId);
+    expect(rows.map((r) => [r.outcome, r.sources ? JSON.parse(r.sources).map((x: { sourceId: string }) => x.sourceId) : null])).toEqual([
+      [null, null],
+      ['answered', ['ks_faq']],
+      [null, null],
+      ['declined', null],
+    ]);
   });
 
   it('answers with the builtin model from knowledge, with citations, and says when it does not know', async () => {

@@ -24,7 +24,7 @@ import { MESSAGE_OUTCOMES, type MessageOutcome } from '../store/schema.js';
 import { AnswerInterruptedError } from './in-flight.js';
 import { ModelConfigError, modelSpecFor } from './models.js';
 import { buildSystemPrompt, callHints, trimHistory, type PageContext, type VerifiedEndUser } from './prompt.js';
-import { distinctSources, readHits, type CitedSource } from './sources.js';
+import { usedSources, numberedHits, type CitedSource, type NumberedHit } from './sources.js';
 import { buildTools, toolFactories, type AgentDeps, type ToolContext, type ToolFactory } from './tools.js';
 
 /** Model calls in one answer: tool calls and the final text together. */
@@ -250,8 +250,9 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
 /**
  * Our one stage on streamText's own stream (its `experimental_transform`), so nothing of ours sits
  * after toUIMessageStream:
- * - after each knowledge search, one source part per source it found (once per answer), unless the
- *   model cites its sources itself (the builtin model);
+ * - at the end of a real model's answer, one source part per source it used: the passages it cited
+ *   as [n] (n as the knowledge tool numbered them) or whose words it quoted; a search result it did
+ *   not use is not a source, so a decline cites nothing. The builtin model cites its sources itself;
  * - streamText reports its own timeouts as an `abort` part; for the client an answer that timed out
  *   failed, so it becomes an `error` part, which toUIMessageStream turns into an `error` chunk with
  *   a safe message. The only other abort is the node stopping the answer at shutdown, which says
@@ -266,7 +267,8 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
  */
 const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boolean; signal: AbortSignal }): StreamTextTransform<ToolSet> => () => {
   type Part = TextStreamPart<ToolSet>;
-  const seen = new Set<string>();
+  const found: NumberedHit[] = [];
+  let answerText = '';
   let out!: ReadableStreamDefaultController<Part>;
   let input!: WritableStreamDefaultController;
   let ended = false;
@@ -301,11 +303,11 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
       }
       // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold.
       if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: stripNul(part.text) };
-      out.enqueue(part);
-      if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) {
-        for (const s of distinctSources(readHits(part.output))) {
-          if (seen.has(s.sourceId)) continue;
-          seen.add(s.sourceId);
+      if (citeSearchResults && part.type === 'text-delta') answerText += part.text;
+      if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) found.push(...numberedHits(part.output));
+      // The sources of a real model's answer are those it used, known once its text is complete.
+      if (citeSearchResults && part.type === 'finish') {
+        for (const s of usedSources(answerText, found)) {
           out.enqueue(
             s.type === 'url' && s.url
               ? { type: 'source', sourceType: 'url', id: s.sourceId, url: s.url, title: s.title }
@@ -313,6 +315,7 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
           );
         }
       }
+      out.enqueue(part);
       if ((out.desiredSize ?? 1) <= 0 && !ended) await new Promise<void>((r) => (resume = r));
     },
     close: () => end(),

@@ -39,3 +39,48 @@ export function distinctSources(hits: readonly KnowledgeHit[]): CitedSource[] {
   }
   return [...seen.values()];
 }
+
+/** A hit with the number `n` the knowledge tool gave it to be cited by. */
+export type NumberedHit = KnowledgeHit & { n: number };
+
+/** The hits of a `search_knowledge` output that carry their citation number. */
+export function numberedHits(output: unknown): NumberedHit[] {
+  const results = (output as { results?: unknown } | null)?.results;
+  const raw = Array.isArray(results) ? (results as Array<{ n?: unknown }>) : [];
+  const hits = readHits(output);
+  return hits.flatMap((h, i) => (typeof raw[i]?.n === 'number' ? [{ ...h, n: raw[i].n as number }] : []));
+}
+
+/** Words of a text, lower-cased, for finding quoted runs. */
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** Consecutive words an answer must share with a passage to have quoted it. */
+const QUOTE_WORDS = 8;
+
+/**
+ * The sources an answer used, in the order it first used them: the passages it cites as [n] (also
+ * [1, 2] and [1][2]), then those it quoted (eight or more consecutive words of the passage) without
+ * citing. Hits it did not use are not sources.
+ */
+export function usedSources(answer: string, hits: readonly NumberedHit[]): CitedSource[] {
+  const byN = new Map(hits.map((h) => [h.n, h]));
+  const used: KnowledgeHit[] = [];
+  for (const m of answer.matchAll(/\[(\d+(?:\s*,\s*\d+)*)\]/g)) {
+    for (const n of m[1]!.split(',')) {
+      const hit = byN.get(Number(n.trim()));
+      if (hit) used.push(hit);
+    }
+  }
+  const said = ` ${wordsOf(answer).join(' ')} `;
+  for (const hit of hits) {
+    if (used.includes(hit)) continue;
+    const words = wordsOf(hit.text);
+    for (let i = 0; i + QUOTE_WORDS <= words.length; i++) {
+      if (said.includes(` ${words.slice(i, i + QUOTE_WORDS).join(' ')} `)) {
+        used.push(hit);
+        break;
+      }
+    }
+  }
+  return distinctSources(used);
+}

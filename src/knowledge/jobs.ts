@@ -254,6 +254,8 @@ async function runJob(
         },
       });
     });
+    // This node's searches learn the new content at once; other nodes within seconds (see search/index.ts).
+    runtime.search.forget(source.project_id);
     return 'done';
   } catch (err) {
     clearInterval(heartbeat);

@@ -10,21 +10,56 @@ export const KNOWLEDGE_TOOL = 'search_knowledge';
 const RESULTS_PER_SEARCH = 5;
 
 /**
- * The `search_knowledge` tool: searches the project's ready knowledge sources and returns the best
- * passages with their source, title, heading path and URL, so the answer can cite them.
+ * The share of a question's distinctive terms (weighted by rarity in the project) a passage must
+ * hold to be handed to the model as relevant. Below it, a passage shares words with the question
+ * but is about something else ("Do you ship to Mars?" against the shipping countries page).
+ */
+export const MIN_MATCH = 0.62;
+
+/** What the tool says when nothing relevant was found: declining is then the expected answer. */
+export const NOTHING_FOUND =
+  'Nothing in the help content answers this question. Tell the customer plainly that you do not know, cite nothing, ' +
+  'and offer what you can do instead (rephrase the question, what your tools and workflows cover, or contacting the team). ' +
+  'Do not answer from general knowledge.';
+
+/** A passage as the model receives it: `n` is the number to cite it by, `match` its coverage of the question. */
+export type ToolHit = KnowledgeHit & { n: number; match: number };
+
+export interface KnowledgeToolOutput {
+  /** Whether any passage covers the question well enough to answer from. */
+  found: boolean;
+  /** The relevant passages, best first; empty when nothing relevant was found. */
+  results: ToolHit[];
+  /** The question's terms (with the alternatives searched) and what each weighs: rarer terms decide more. */
+  terms: Array<{ forms: string[]; weight: number }>;
+  /** Present when nothing relevant was found: what the model should do. */
+  note?: string;
+}
+
+/**
+ * The `search_knowledge` tool: searches the project's ready knowledge sources and returns the
+ * passages that cover the question, with their source, title, heading path and URL and a number
+ * `n` to cite them by (unique within one answer, across searches), or says that nothing relevant
+ * was found. One instance per answer.
  */
 export function knowledgeTools(search: KnowledgeSearch, projectId: string): ToolSet {
+  let cited = 0;
   return {
     [KNOWLEDGE_TOOL]: tool({
       description:
         "Search this company's help content (documentation, FAQ, web pages) for passages that answer the user's question. " +
-        'Use it before answering any question about the product or company, and answer only from what it returns, citing the sources.',
+        'Use it before answering any question about the product or company, and answer only from what it returns, citing each passage you use as [n]. ' +
+        'When it reports that nothing relevant was found, say that you do not know.',
       inputSchema: z.object({
         query: z.string().min(1).max(500).describe('What to look for: the question or its key words.'),
       }),
-      execute: async ({ query }): Promise<{ results: KnowledgeHit[] }> => ({
-        results: await search.search(projectId, query, RESULTS_PER_SEARCH),
-      }),
+      execute: async ({ query }): Promise<KnowledgeToolOutput> => {
+        const { hits, terms } = await search.assess(projectId, query, RESULTS_PER_SEARCH);
+        const results = hits
+          .filter((h) => h.coverage >= MIN_MATCH)
+          .map(({ coverage, ...hit }) => ({ ...hit, n: ++cited, match: coverage }));
+        return results.length > 0 ? { found: true, results, terms } : { found: false, results: [], terms, note: NOTHING_FOUND };
+      },
     }),
   };
 }

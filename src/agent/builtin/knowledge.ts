@@ -1,15 +1,20 @@
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import type { KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
-import { clip, coverage, keywords, sentences } from './text.js';
+import { clip, humanize, keywords, sentences } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
-/** A passage must cover at least this share of the question's keywords to be used. */
+/**
+ * Without the tool's own judgement (an older output), a passage must cover at least this share of
+ * the question's keywords to be used.
+ */
 const MIN_COVERAGE = 0.3;
 /** At most this many passages (distinct sources) go into one answer. */
 const MAX_PASSAGES = 2;
+/** A second passage only when it covers the question nearly as well as the first. */
+const SECOND_PASSAGE_SHARE = 0.9;
 /** Characters taken from one passage. */
-const MAX_PASSAGE_CHARS = 480;
+const MAX_PASSAGE_CHARS = 420;
 
 export const DONT_KNOW =
   "I'm sorry, I couldn't find anything about that in our help content, so I'd rather not guess. " +
@@ -24,8 +29,9 @@ export function knowledgeSkill(turn: BuiltinTurn): BuiltinDecision | null {
   if (done.length > 0) {
     const last = done[done.length - 1];
     if (last.isError) return { kind: 'answer', text: "I'm sorry, I couldn't search our help content just now. Please try again in a moment.", declined: true };
-    const answer = answerFromHits(turn.question, readHits(last.output));
-    return { kind: 'answer', ...answer, declined: answer.sources.length === 0 };
+    const answer = answerFromHits(turn.question, readHits(last.output), readTerms(last.output));
+    if (answer.sources.length > 0) return { kind: 'answer', ...answer };
+    return { kind: 'answer', text: `${DONT_KNOW}${offer(turn)}`, declined: true };
   }
   if (turn.outcomes.length > 0) return null;
   if (!turn.tools.some((t) => t.name === KNOWLEDGE_TOOL)) return null;
@@ -46,34 +52,69 @@ export function searchQuery(turn: BuiltinTurn): string {
   return clip(question, 500);
 }
 
-interface Scored {
-  hit: KnowledgeHit;
-  coverage: number;
+/** What else the assistant can do, from the tools it was offered besides the search. */
+function offer(turn: BuiltinTurn): string {
+  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL).map((t) => humanize(t.name));
+  if (actions.length === 0) return '';
+  const list = actions.length === 1 ? actions[0] : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
+  return ` I can also help you ${list}.`;
+}
+
+/** A term of the question as the search weighed it: its forms (alternatives) as keyword lists, and its weight. */
+interface WeightedTerm {
+  forms: string[][];
+  weight: number;
+}
+
+/** The weighted terms the knowledge tool reports with its results, or [] from an older output. */
+export function readTerms(output: unknown): WeightedTerm[] {
+  const terms = (output as { terms?: unknown } | null)?.terms;
+  if (!Array.isArray(terms)) return [];
+  return terms.flatMap((t) => {
+    const forms = Array.isArray(t?.forms) ? t.forms.filter((f: unknown): f is string => typeof f === 'string') : [];
+    const weight = typeof t?.weight === 'number' ? t.weight : 0;
+    const kw = forms.map((f: string) => keywords(f)).filter((k: string[]) => k.length > 0);
+    return kw.length > 0 && weight > 0 ? [{ forms: kw, weight }] : [];
+  });
+}
+
+/** Weighted share of the terms that a text's keywords hold (a term is held when any form is). */
+function weightedCoverage(terms: WeightedTerm[], text: Set<string>): number {
+  const total = terms.reduce((s, t) => s + t.weight, 0);
+  if (total === 0) return 0;
+  const held = terms.filter((t) => t.forms.some((f) => f.every((w) => text.has(w)))).reduce((s, t) => s + t.weight, 0);
+  return held / total;
 }
 
 /**
- * Composes a cited answer from the hits, or says plainly that nothing matched. Only the sources the
- * answer quotes are cited, numbered in the order they are quoted.
+ * Composes a cited answer from the hits, or says plainly that nothing matched. The knowledge tool
+ * hands over only passages that cover the question, best first, with the question's terms weighed
+ * by rarity; the answer leads with the best passage and quotes the sentences of it that cover those
+ * terms. Only the sources the answer quotes are cited, numbered in the order they are quoted.
  */
-export function answerFromHits(question: string, hits: KnowledgeHit[]): { text: string; sources: CitedSource[] } {
+export function answerFromHits(question: string, hits: KnowledgeHit[], weighted: WeightedTerm[] = []): { text: string; sources: CitedSource[] } {
   const asked = keywords(question);
+  const terms: WeightedTerm[] = weighted.length > 0 ? weighted : [...new Set(asked)].map((k) => ({ forms: [[k]], weight: 1 }));
   const sources = distinctSources(hits);
-  const scored: Scored[] = hits
-    .map((hit) => ({ hit, coverage: coverage(asked, keywords(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`)) }))
-    .filter((s) => s.coverage >= MIN_COVERAGE);
+  const scored = hits
+    .map((hit) => ({ hit, coverage: weightedCoverage(terms, new Set(keywords(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`))) }))
+    .filter((s) => weighted.length > 0 || s.coverage >= MIN_COVERAGE);
   if (scored.length === 0) return { text: DONT_KNOW, sources: [] };
 
   const used = new Set<string>();
   const cited: CitedSource[] = [];
   const paragraphs: string[] = [];
+  const lead = scored[0]!;
   for (const s of scored) {
     if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
-    // A second passage only when it is nearly as relevant as the first.
-    if (used.size > 0 && s.coverage < scored[0].coverage * 0.75) continue;
+    if (used.size > 0 && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
+    const excerpt = bestExcerpt(terms, s.hit.text);
+    if (!excerpt) continue;
     used.add(s.hit.sourceId);
     cited.push(sources.find((src) => src.sourceId === s.hit.sourceId)!);
-    paragraphs.push(`${bestExcerpt(asked, s.hit.text)} [${cited.length}]`);
+    paragraphs.push(`${excerpt} [${cited.length}]`);
   }
+  if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
   return { text: paragraphs.join('\n\n'), sources: cited };
 }
 
@@ -88,26 +129,37 @@ export function looksLikeCode(sentence: string): boolean {
   return symbols / Math.max(1, sentence.length) > 0.12;
 }
 
+/** A table row or a line of a table layout: quoted into a chat answer it reads as noise. */
+function looksLikeTableRow(sentence: string): boolean {
+  return (sentence.match(/\|/g)?.length ?? 0) >= 2 || /\t/.test(sentence);
+}
+
 /**
- * The sentence that covers the question best, with the sentences that follow it while they fit: the
- * answer to "how do I…" usually continues after the sentence that names the topic. Prose wins over
- * code when both cover the question; the excerpt stops where code starts.
+ * The sentence that covers the question best (its terms weighed by rarity), with the sentences
+ * that follow it while they fit: the answer to "how do I…" usually continues after the sentence
+ * that names the topic. Prose wins over code, commands and table rows; the excerpt stops where
+ * they start. Null when the passage has no prose to quote.
  */
-function bestExcerpt(asked: string[], text: string): string {
+function bestExcerpt(terms: WeightedTerm[], text: string): string | null {
   const list = sentences(text);
-  if (list.length === 0) return clip(text.trim(), MAX_PASSAGE_CHARS);
-  const prose = list.map((s) => !looksLikeCode(s));
-  let best = 0;
+  if (list.length === 0) return null;
+  const prose = list.map((s) => !looksLikeCode(s) && !looksLikeTableRow(s) && keywords(s).length >= 3);
+  if (!prose.some(Boolean)) return null;
+  let best = -1;
   let bestScore = -1;
   list.forEach((s, i) => {
-    // A code line counts only when no prose line covers the question as well.
-    const score = coverage(asked, keywords(s)) - (prose[i] ? 0 : 0.5);
+    if (!prose[i]) return;
+    const score = weightedCoverage(terms, new Set(keywords(s)));
     if (score > bestScore) {
       best = i;
       bestScore = score;
     }
   });
-  let out = list[best];
-  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i].length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
+  let out = list[best]!;
+  // A sentence that ends in a colon introduces what follows: keep going even past the soft limit.
+  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i]!.length + 1 <= MAX_PASSAGE_CHARS; i++) {
+    if (i > best + 2 && !out.endsWith(':')) break;
+    out += ` ${list[i]}`;
+  }
   return clip(out, MAX_PASSAGE_CHARS);
 }

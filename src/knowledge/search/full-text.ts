@@ -1,11 +1,20 @@
 import type { KnowledgeHit } from '../types.js';
+import { EMPTY_LEXICON, queryGroups, type TermGroup } from './lexicon.js';
+import { isQueryStopword } from './query.js';
 
 /**
  * Full-text search over the searchable chunks of one project: BM25 (FTS5) on SQLite, ts_rank
  * over a weighted tsvector on PostgreSQL. Only chunks of a source's visible generation are found.
+ * The query is a question (its words) or its groups of alternatives (see lexicon.ts): a chunk
+ * matches a group when it holds any of its phrases.
  */
 export interface FullTextIndex {
-  search(projectId: string, query: string, limit: number): Promise<KnowledgeHit[]>;
+  search(projectId: string, query: string | TermGroup[], limit: number): Promise<KnowledgeHit[]>;
+}
+
+/** The groups of a query given as text: its words, each on its own. */
+export function groupsOf(query: string | TermGroup[]): TermGroup[] {
+  return typeof query === 'string' ? queryGroups(query, EMPTY_LEXICON, isQueryStopword) : query;
 }
 
 /** Queries of up to this many words get the middle tier (pairs grow quadratically). */

@@ -2,15 +2,34 @@ import type { Store } from '../../store/index.js';
 import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
 import type { FullTextIndex } from './full-text.js';
+import { buildLexicon, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
+import { isQueryStopword } from './query.js';
+import { groupWeight, rerank, type AssessedHit } from './rerank.js';
 import { sqliteFullText } from './sqlite.js';
+
+/** The passages found for a question, with how well each covers it and what the question's terms weigh. */
+export interface Assessment {
+  hits: AssessedHit[];
+  /** The question's groups of alternatives, each with its weight (IDF in the project). */
+  terms: Array<{ forms: string[]; weight: number }>;
+}
 
 /** Knowledge search as the API and the agent use it: full text, fused with vectors when configured. */
 export interface KnowledgeSearch {
   search(projectId: string, query: string, limit?: number): Promise<KnowledgeHit[]>;
+  /** The same search, each hit with its coverage of the question (what the agent decides from). */
+  assess(projectId: string, query: string, limit?: number): Promise<Assessment>;
+  /** Drops what was learned from a project's content (its chunks changed). */
+  forget(projectId: string): void;
   /** The embedding model in use, or null for full text alone. */
   readonly embeddingModel: string | null;
 }
+
+/** How long a project's lexicon is used before the search checks whether its chunks changed. */
+const LEXICON_CHECK_MS = 5_000;
+/** Candidates the full-text search hands to the reranking per result asked for (at least 30). */
+const RERANK_DEPTH = 6;
 
 /** The full-text index of the store's database: the one place where the dialect picks the code. */
 export function fullTextIndexFor(store: Store): FullTextIndex {
@@ -42,17 +61,58 @@ export function reciprocalRankFusion(lists: KnowledgeHit[][], limit: number): Kn
 /** Builds the search the app uses, from the store and the optional embedder (chosen at boot). */
 export function createKnowledgeSearch(store: Store, embedder: Embedder | null): KnowledgeSearch {
   const fullText = fullTextIndexFor(store);
+  // Per project: the lexicon learned from its chunks, the chunk count and last rowid it was built
+  // from, and when that was last checked. Lives as long as the app (on AppDeps), never global.
+  const lexicons = new Map<string, { lexicon: Promise<Lexicon>; signature: string; checkedAt: number }>();
+  const signatureOf = async (projectId: string) => {
+    const row = await store.db
+      .selectFrom('knowledge_chunks')
+      .select((eb) => [eb.fn.countAll().as('n'), eb.fn.max('rowid').as('last')])
+      .where('project_id', '=', projectId)
+      .executeTakeFirst();
+    return `${row?.n ?? 0}:${row?.last ?? 0}`;
+  };
+  const lexiconOf = async (projectId: string): Promise<Lexicon> => {
+    const cached = lexicons.get(projectId);
+    if (cached && Date.now() - cached.checkedAt < LEXICON_CHECK_MS) return cached.lexicon;
+    const signature = await signatureOf(projectId);
+    if (cached && cached.signature === signature) {
+      cached.checkedAt = Date.now();
+      return cached.lexicon;
+    }
+    const lexicon = buildLexicon(store.db, projectId);
+    lexicons.set(projectId, { lexicon, signature, checkedAt: Date.now() });
+    lexicon.catch(() => lexicons.delete(projectId));
+    return lexicon;
+  };
+
+  const assessed = async (projectId: string, query: string, limit: number): Promise<{ hits: AssessedHit[]; groups: TermGroup[]; lexicon: Lexicon }> => {
+    const lexicon = await lexiconOf(projectId);
+    const groups = queryGroups(query, lexicon, isQueryStopword);
+    if (groups.length === 0) return { hits: [], groups, lexicon };
+    const depth = Math.max(limit * RERANK_DEPTH, 30);
+    let candidates: KnowledgeHit[];
+    if (!embedder) candidates = await fullText.search(projectId, groups, depth);
+    else {
+      // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
+      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth), embedder.nearest(store.db, projectId, query, depth)]);
+      candidates = reciprocalRankFusion([text, vector], depth);
+    }
+    return { hits: rerank(candidates, groups, lexicon).slice(0, limit), groups, lexicon };
+  };
+
   return {
     embeddingModel: embedder?.model ?? null,
     async search(projectId, query, limit = 5) {
-      if (!embedder) return fullText.search(projectId, query, limit);
-      // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
-      const depth = Math.max(limit * 4, 20);
-      const [text, vector] = await Promise.all([
-        fullText.search(projectId, query, depth),
-        embedder.nearest(store.db, projectId, query, depth),
-      ]);
-      return reciprocalRankFusion([text, vector], limit);
+      const { hits } = await assessed(projectId, query, limit);
+      return hits.map(({ coverage: _, ...hit }) => hit);
+    },
+    async assess(projectId, query, limit = 5) {
+      const { hits, groups, lexicon } = await assessed(projectId, query, limit);
+      return { hits, terms: groups.map((g) => ({ forms: g.map((words) => words.join(' ')), weight: Number(groupWeight(lexicon, g).toFixed(3)) })) };
+    },
+    forget(projectId) {
+      lexicons.delete(projectId);
     },
   };
 }

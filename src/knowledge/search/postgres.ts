@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { chunkHit, type ChunkRow } from './chunk-hit.js';
-import { termPairs, withFallback, type FullTextIndex } from './full-text.js';
-import { queryTerms } from './query.js';
+import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-text.js';
 
 /**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
@@ -20,8 +19,14 @@ import { queryTerms } from './query.js';
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
     async search(projectId, query, limit) {
-      const terms = queryTerms(query);
-      if (terms.length === 0) return [];
+      const groups = groupsOf(query);
+      if (groups.length === 0) return [];
+      // A phrase's words follow each other (<->); a group is any of its phrases. Words are letters
+      // and digits only, so no tsquery operator can be injected.
+      const terms = groups.map((alts) => {
+        const phrases = alts.map((words) => (words.length === 1 ? words[0]! : `(${words.join(' <-> ')})`));
+        return phrases.length === 1 ? phrases[0]! : `(${phrases.join(' | ')})`;
+      });
       const run = async (tsquery: string) => {
         for (let depth = Math.max(limit * 4, 20); ; depth *= 8) {
           const { rows } = await sql<ChunkRow & { visible: boolean }>`

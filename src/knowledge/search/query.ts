@@ -21,3 +21,8 @@ export function queryTerms(query: string, max = 32): string[] {
   const meaningful = all.filter((w) => !STOPWORDS.has(w));
   return [...new Set(meaningful.length > 0 ? meaningful : all)].slice(0, max);
 }
+
+/** Whether a word is left out of full-text queries. */
+export function isQueryStopword(word: string): boolean {
+  return STOPWORDS.has(word);
+}

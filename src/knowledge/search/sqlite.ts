@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { chunkHit, type ChunkRow } from './chunk-hit.js';
-import { termPairs, withFallback, type FullTextIndex } from './full-text.js';
-import { queryTerms } from './query.js';
+import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-text.js';
 
 /** A project's share of all chunks at or above which its searches skip the project filter in FTS5. */
 const DOMINANT_SHARE = 0.5;
@@ -39,8 +38,8 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
 
   return {
     async search(projectId, query, limit) {
-      const terms = queryTerms(query);
-      if (terms.length === 0) return [];
+      const groups = groupsOf(query);
+      if (groups.length === 0) return [];
       const scoped = !(await isDominant(projectId));
       // The random part of the id, as migration 006 indexes it; FTS5 strings escape `"` by doubling.
       const project = `{project}: "${projectId.slice(projectId.indexOf('_') + 1).replaceAll('"', '""')}"`;
@@ -60,10 +59,14 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
           if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(chunkHit);
         }
       };
-      const quoted = terms.map((t) => `"${t}"`);
+      // Each phrase quoted (words are letters and digits only); a group is any of its phrases.
+      const quoted = groups.map((alts) => {
+        const phrases = alts.map((words) => `"${words.join(' ')}"`);
+        return phrases.length === 1 ? phrases[0]! : `(${phrases.join(' OR ')})`;
+      });
       return withFallback(
         limit,
-        terms.length,
+        groups.length,
         () => run(quoted.join(' AND ')),
         () => run(quoted.join(' OR ')),
         () => run(termPairs(quoted).map(([a, b]) => `(${a} AND ${b})`).join(' OR ')),

@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../store/schema.js';
+import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
+
+/**
+ * What a project's own content teaches the search: how rare each term is (document frequency over
+ * the project's visible chunks, for IDF weights), which camelCase identifiers it uses (so "body
+ * limit" also finds `bodyLimit`), and which acronyms it defines ("Write-Ahead Logging (WAL)"), so
+ * a question with either form finds the other. Learned from the chunks alone: no word list ships
+ * with it.
+ */
+export interface Lexicon {
+  /** Visible chunks counted. */
+  size: number;
+  /** Stem → chunks that hold it. */
+  df: Map<string, number>;
+  /** "body limit" → "bodylimit": identifiers the content writes in camelCase. */
+  joined: Map<string, string>;
+  /** "wal" → ["write ahead logging"], and back: "write ahead logging" → ["wal"]. */
+  aliases: Map<string, string[]>;
+}
+
+export const EMPTY_LEXICON: Lexicon = { size: 0, df: new Map(), joined: new Map(), aliases: new Map() };
+
+/**
+ * Inverse document frequency of a stem (BM25's form, never negative). A term the project never
+ * uses weighs the most: a question that hinges on it is not answered by this content.
+ */
+export function idf(lexicon: Lexicon, term: string): number {
+  const n = lexicon.df.get(term) ?? 0;
+  return Math.log(1 + (lexicon.size - n + 0.5) / (n + 0.5));
+}
+
+/** "Write-Ahead Logging (WAL)" and "WAL (write-ahead logging)": the acronym and its words. */
+export function acronymsIn(text: string): Array<[string, string]> {
+  const found: Array<[string, string]> = [];
+  for (const m of text.matchAll(/((?:[\p{L}][\p{L}-]*\s+){1,6})\((\p{Lu}[\p{Lu}\d]{1,7})s?\)/gu)) {
+    const phrase = matchInitials(m[1]!.trim().split(/\s+/), m[2]!);
+    if (phrase) found.push([m[2]!.toLowerCase(), phrase]);
+  }
+  for (const m of text.matchAll(/\b(\p{Lu}[\p{Lu}\d]{1,7})s?\s+\(((?:[\p{L}][\p{L}-]*\s*){1,6})\)/gu)) {
+    const phrase = matchInitials(m[2]!.trim().split(/\s+/), m[1]!);
+    if (phrase) found.push([m[1]!.toLowerCase(), phrase]);
+  }
+  return found;
+}
+
+/**
+ * The shortest tail of `words` whose initials spell the acronym in order (its letters a
+ * subsequence of the words' letters, starting with the first word's initial), lower-cased and
+ * split; null when none does.
+ */
+function matchInitials(words: string[], acronym: string): string | null {
+  const acro = acronym.toLowerCase().replace(/\d/g, '');
+  for (let n = 1; n <= words.length; n++) {
+    const tail = words.slice(-n).join(' ').split(/[\s-]+/).map((w) => w.toLowerCase());
+    if (tail.length < 2 || tail[0]![0] !== acro[0]) continue;
+    let i = 0;
+    for (const w of tail) {
+      let j = 0;
+      while (i < acro.length && j < w.length) {
+        if (w[j] === acro[i]) i++;
+        else if (j === 0) break;
+        j++;
+      }
+    }
+    if (i === acro.length) return tail.join(' ');
+  }
+  return null;
+}
+
+/** Builds a project's lexicon from its visible chunks. */
+export async function buildLexicon(db: Kysely<Database>, projectId: string): Promise<Lexicon> {
+  const { rows } = await sql<{ title: string; headings: string; text: string }>`
+    select c.title, c.headings, c.text from knowledge_chunks c
+    join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
+    where c.project_id = ${projectId}`.execute(db);
+  const df = new Map<string, number>();
+  const joined = new Map<string, string>();
+  const aliases = new Map<string, string[]>();
+  const alias = (a: string, b: string) => {
+    const list = aliases.get(a) ?? [];
+    if (!list.includes(b)) aliases.set(a, [...list, b]);
+  };
+  for (const row of rows) {
+    const all = `${row.title}\n${row.headings}\n${row.text}`;
+    for (const t of new Set(termsOf(all))) df.set(t, (df.get(t) ?? 0) + 1);
+    for (const [word, parts] of camelIdentifiers(all)) if (parts.length > 1) joined.set(parts.join(' '), word);
+    for (const [acro, phrase] of acronymsIn(all)) {
+      alias(acro, phrase);
+      alias(phrase, acro);
+    }
+  }
+  // A camelCase identifier's own stem counts as a term too ("bodylimit").
+  for (const word of joined.values()) if (!df.has(stem(word))) df.set(stem(word), 1);
+  return { size: rows.length, df, joined, aliases };
+}
+
+/** A group of interchangeable ways to say one thing of the question; each way is a phrase of words. */
+export type TermGroup = string[][];
+
+/**
+ * The question as groups of alternatives, in order: each meaningful word; two words the content
+ * joins into an identifier, with the identifier as an alternative; an acronym with its words and
+ * words with their acronym. The words are letters and digits only, so no query syntax can be
+ * injected into either database.
+ */
+export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: string) => boolean, max = 32): TermGroup[] {
+  const all = splitWords(question);
+  const words = all.filter((w) => w.length > 1 && !isStop(w) && !isStopword(w));
+  const list = words.length > 0 ? words : all;
+  const groups: TermGroup[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < list.length && groups.length < max; i++) {
+    const w = list[i]!;
+    // A phrase the content abbreviates (up to four words), or an identifier split in the question.
+    let used = 0;
+    for (let n = Math.min(4, list.length - i); n >= 2 && !used; n--) {
+      const phrase = list.slice(i, i + n).join(' ');
+      const alts: TermGroup = [];
+      if (lexicon.joined.has(phrase)) alts.push([lexicon.joined.get(phrase)!]);
+      for (const a of lexicon.aliases.get(phrase) ?? []) alts.push(a.split(' '));
+      if (alts.length > 0) {
+        groups.push([list.slice(i, i + n), ...alts]);
+        used = n;
+      }
+    }
+    if (used) {
+      i += used - 1;
+      continue;
+    }
+    if (seen.has(w)) continue;
+    seen.add(w);
+    groups.push([[w], ...(lexicon.aliases.get(w) ?? []).map((a) => a.split(' '))]);
+  }
+  return groups;
+}

@@ -1,0 +1,65 @@
+/**
+ * Words as the ranking and the relevance checks compare them: lower-cased, identifiers split
+ * (`bodyLimit`, `body_limit` and `body-limit` all read as "body limit"), a light English stemmer
+ * so "orders" meets "order". Both sides of every comparison go through the same functions.
+ */
+
+const STOPWORDS = new Set(
+  (
+    'a an the and or but if then else of to in on at by for with from about into over after before is are was were be ' +
+    'been being am do does did doing have has had having i me my we us our you your he she it its they them their this ' +
+    'that these those what which who whom whose when where why how can could would should will shall may might must not ' +
+    'no so too very just also please thanks hi hello hey there here some any all as up out off again want need like get ' +
+    'got know tell let help find show give make ok okay one two way ways there than many much between difference possible able ' +
+    'anyone someone something anything thing things really actually long until'
+  ).split(' '),
+);
+
+export function isStopword(word: string): boolean {
+  return STOPWORDS.has(word);
+}
+
+/**
+ * The words of a text, camelCase identifiers split into their parts (`bodyLimit` → body, limit;
+ * `snake_case` and `kebab-case` split at their punctuation), lower-cased, in order. A word that
+ * starts with a capital is a name (PostgreSQL, MySQL, PgBouncer) and stays whole.
+ */
+export function splitWords(text: string): string[] {
+  const raw = text.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const out: string[] = [];
+  for (const w of raw) {
+    const parts = /^\p{Ll}/u.test(w) ? w.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').split(' ') : [w];
+    for (const p of parts) out.push(p.toLowerCase());
+  }
+  return out;
+}
+
+/** camelCase identifiers of a text, lower-cased, each with its parts: `bodyLimit` → ["bodylimit", ["body", "limit"]]. */
+export function camelIdentifiers(text: string): Array<[string, string[]]> {
+  const found: Array<[string, string[]]> = [];
+  for (const w of text.match(/\b\p{Ll}+(?:\p{Lu}\p{Ll}+)+\b/gu) ?? []) {
+    found.push([w.toLowerCase(), splitWords(w)]);
+  }
+  return found;
+}
+
+/** A crude stem: common English inflections cut ("takes", "taking" → "tak"). */
+export function stem(word: string): string {
+  let w = word;
+  if (w.length <= 3) return w;
+  if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
+  else if (/(ss|x|z|ch|sh)es$/.test(w)) w = w.slice(0, -2);
+  else if (w.endsWith('ing') && w.length > 5) w = w.slice(0, -3);
+  else if (w.endsWith('ed') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('ly') && w.length > 4) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
+  if (/([b-df-hj-np-tv-z])\1$/.test(w) && !/(ll|ss|zz)$/.test(w)) w = w.slice(0, -1);
+  return w.length > 3 && w.endsWith('e') ? w.slice(0, -1) : w;
+}
+
+/** Stems of the meaningful words of a text (stopwords and one-letter words left out), in order. */
+export function termsOf(text: string): string[] {
+  return splitWords(text)
+    .filter((w) => w.length > 1 && !STOPWORDS.has(w))
+    .map(stem);
+}
