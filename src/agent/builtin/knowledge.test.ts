@@ -43,4 +43,26 @@ describe('builtin knowledge answers', () => {
   it('says it does not know rather than quoting a weak match', () => {
     expect(answerFromHits('Can I pay with a gift card?', [hit('Refunds are issued within 14 days.', 'ks_b', 'Refunds')])).toEqual({ text: DONT_KNOW, sources: [] });
   });
+
+  it('quotes the sentences that carry the rarest terms, not a table or a command line', () => {
+    const text = [
+      'Setting | Default | Unit',
+      'bodyLimit | 1048576 | bytes',
+      'npx answerdesk serve --body-limit 2097152',
+      'The body limit caps the size of one request in bytes. A larger request is refused with status 413.',
+    ].join('\n');
+    const terms = [
+      { forms: [['body', 'limit'], ['bodylimit']], weight: 4 },
+      { forms: [['refus']], weight: 2 },
+    ];
+    const answer = answerFromHits('What happens above the body limit, is it refused?', [hit(text)], terms);
+    expect(answer.text).toBe('The body limit caps the size of one request in bytes. A larger request is refused with status 413. [1]');
+  });
+
+  it('leads with the first (best) passage the search handed over', () => {
+    const hits = [hit('Express parcels arrive the next business day.', 'ks_express', 'Express'), hit('Standard parcels arrive within three business days.', 'ks_std', 'Standard')];
+    const answer = answerFromHits('When do parcels arrive?', hits, [{ forms: [['parcel']], weight: 2 }, { forms: [['arriv']], weight: 2 }]);
+    expect(answer.sources.map((s) => s.sourceId)).toEqual(['ks_express', 'ks_std']);
+    expect(answer.text.startsWith('Express parcels arrive')).toBe(true);
+  });
 });

@@ -28,6 +28,8 @@ export interface KnowledgeSearch {
 
 /** How long a project's lexicon is used before the search checks whether its chunks changed. */
 const LEXICON_CHECK_MS = 5_000;
+/** The least time between two learnings of one project's lexicon (an ingestion changes it often). */
+const LEXICON_REBUILD_MS = 30_000;
 /** Candidates the full-text search hands to the reranking per result asked for (at least 30). */
 const RERANK_DEPTH = 6;
 
@@ -63,27 +65,42 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
   const fullText = fullTextIndexFor(store);
   // Per project: the lexicon learned from its chunks, the chunk count and last rowid it was built
   // from, and when that was last checked. Lives as long as the app (on AppDeps), never global.
-  const lexicons = new Map<string, { lexicon: Promise<Lexicon>; signature: string; checkedAt: number }>();
+  // When the chunks changed, the old lexicon keeps serving while the new one is learned.
+  type Entry = { lexicon: Lexicon; signature: string; checkedAt: number; builtAt: number; next?: Promise<void> };
+  const lexicons = new Map<string, Entry>();
+  const firstBuilds = new Map<string, Promise<Entry>>();
   const signatureOf = async (projectId: string) => {
     const row = await store.db
       .selectFrom('knowledge_chunks')
       .select((eb) => [eb.fn.countAll().as('n'), eb.fn.max('rowid').as('last')])
       .where('project_id', '=', projectId)
       .executeTakeFirst();
-    return `${row?.n ?? 0}:${row?.last ?? 0}`;
+    return { signature: `${row?.n ?? 0}:${row?.last ?? 0}`, count: Number(row?.n ?? 0) };
+  };
+  const learn = async (projectId: string): Promise<Entry> => {
+    const { signature, count } = await signatureOf(projectId);
+    const lexicon = await buildLexicon(store.db, projectId, count);
+    const entry = { lexicon, signature, checkedAt: Date.now(), builtAt: Date.now() };
+    lexicons.set(projectId, entry);
+    return entry;
   };
   const lexiconOf = async (projectId: string): Promise<Lexicon> => {
     const cached = lexicons.get(projectId);
-    if (cached && Date.now() - cached.checkedAt < LEXICON_CHECK_MS) return cached.lexicon;
-    const signature = await signatureOf(projectId);
-    if (cached && cached.signature === signature) {
-      cached.checkedAt = Date.now();
-      return cached.lexicon;
+    if (!cached) {
+      const pending = firstBuilds.get(projectId) ?? learn(projectId).finally(() => firstBuilds.delete(projectId));
+      firstBuilds.set(projectId, pending);
+      return (await pending).lexicon;
     }
-    const lexicon = buildLexicon(store.db, projectId);
-    lexicons.set(projectId, { lexicon, signature, checkedAt: Date.now() });
-    lexicon.catch(() => lexicons.delete(projectId));
-    return lexicon;
+    if (Date.now() - cached.checkedAt < LEXICON_CHECK_MS || cached.next) return cached.lexicon;
+    cached.checkedAt = Date.now();
+    const { signature } = await signatureOf(projectId);
+    if (signature !== cached.signature && Date.now() - cached.builtAt >= LEXICON_REBUILD_MS) {
+      cached.next = learn(projectId).then(
+        () => undefined,
+        () => void (cached.next = undefined),
+      );
+    }
+    return cached.lexicon;
   };
 
   const assessed = async (projectId: string, query: string, limit: number): Promise<{ hits: AssessedHit[]; groups: TermGroup[]; lexicon: Lexicon }> => {
@@ -112,7 +129,12 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
       return { hits, terms: groups.map((g) => ({ forms: g.map((words) => words.join(' ')), weight: Number(groupWeight(lexicon, g).toFixed(3)) })) };
     },
     forget(projectId) {
-      lexicons.delete(projectId);
+      const cached = lexicons.get(projectId);
+      // Learned again at the next search, the current one serving meanwhile.
+      if (cached) {
+        cached.checkedAt = 0;
+        cached.builtAt = 0;
+      }
     },
   };
 }

@@ -69,12 +69,22 @@ function matchInitials(words: string[], acronym: string): string | null {
   return null;
 }
 
-/** Builds a project's lexicon from its visible chunks. */
-export async function buildLexicon(db: Kysely<Database>, projectId: string): Promise<Lexicon> {
+/** Chunks read to learn a lexicon: a larger project is sampled evenly (IDF from a sample is a fair estimate). */
+export const LEXICON_SAMPLE = 20_000;
+/** Chunks handled between two turns of the event loop while learning. */
+const LEXICON_BATCH = 200;
+
+/**
+ * Builds a project's lexicon from its visible chunks (every k-th chunk when it has more than
+ * LEXICON_SAMPLE), yielding to the event loop between batches so a large project does not stall
+ * the requests being served meanwhile.
+ */
+export async function buildLexicon(db: Kysely<Database>, projectId: string, chunkCount = 0): Promise<Lexicon> {
+  const every = Math.max(1, Math.ceil(chunkCount / LEXICON_SAMPLE));
   const { rows } = await sql<{ title: string; headings: string; text: string }>`
     select c.title, c.headings, c.text from knowledge_chunks c
     join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
-    where c.project_id = ${projectId}`.execute(db);
+    where c.project_id = ${projectId} and c.rowid % ${every} = 0`.execute(db);
   const df = new Map<string, number>();
   const joined = new Map<string, string>();
   const aliases = new Map<string, string[]>();
@@ -82,7 +92,8 @@ export async function buildLexicon(db: Kysely<Database>, projectId: string): Pro
     const list = aliases.get(a) ?? [];
     if (!list.includes(b)) aliases.set(a, [...list, b]);
   };
-  for (const row of rows) {
+  for (const [i, row] of rows.entries()) {
+    if (i > 0 && i % LEXICON_BATCH === 0) await new Promise((r) => setImmediate(r));
     const all = `${row.title}\n${row.headings}\n${row.text}`;
     for (const t of new Set(termsOf(all))) df.set(t, (df.get(t) ?? 0) + 1);
     for (const [word, parts] of camelIdentifiers(all)) if (parts.length > 1) joined.set(parts.join(' '), word);

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { addSource, search } from '../../test/support/knowledge.js';
+import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
+import { acronymsIn, EMPTY_LEXICON, queryGroups } from './search/lexicon.js';
+import { isQueryStopword } from './search/query.js';
+import { splitWords } from './search/terms.js';
+import { knowledgeTools, KNOWLEDGE_TOOL, MIN_MATCH, NOTHING_FOUND, type KnowledgeToolOutput } from './tool.js';
+
+describe('what search learns from the content', () => {
+  it('splits camelCase, snake_case and kebab-case identifiers, and keeps names whole', () => {
+    expect(splitWords('Set bodyLimit, max_body_size and body-limit on PostgreSQL')).toEqual([
+      'set', 'body', 'limit', 'max', 'body', 'size', 'and', 'body', 'limit', 'on', 'postgresql',
+    ]);
+  });
+
+  it('finds the acronyms a text defines, either way round', () => {
+    expect(acronymsIn('It uses Write-Ahead Logging (WAL) and multiversion concurrency control (MVCC).')).toEqual([
+      ['wal', 'write ahead logging'],
+      ['mvcc', 'multiversion concurrency control'],
+    ]);
+    expect(acronymsIn('Enable TLS (transport layer security) first.')).toEqual([['tls', 'transport layer security']]);
+    // Parentheses that do not spell the words are not an acronym.
+    expect(acronymsIn('Pick a plan (PRO) today.')).toEqual([]);
+  });
+
+  it('turns a question into groups of alternatives', () => {
+    const lexicon = { ...EMPTY_LEXICON, joined: new Map([['body limit', 'bodylimit']]), aliases: new Map([['wal', ['write ahead logging']]]) };
+    expect(queryGroups('How do I raise the body limit with WAL?', lexicon, isQueryStopword)).toEqual([
+      [['raise']],
+      [['body', 'limit'], ['bodylimit']],
+      [['wal'], ['write', 'ahead', 'logging']],
+    ]);
+  });
+});
+
+const GUIDE = `# Server guide
+
+## Request size
+
+The bodyLimit option caps the size of a request body in bytes. Requests above it are refused with 413.
+
+## Durability
+
+The database uses Write-Ahead Logging (WAL): changes are written to the log before the data files.
+
+## Delivery
+
+We deliver to the Netherlands, Belgium and Germany within two business days.
+`;
+
+/** The lexicon at work through the search API and the tool, on both databases. */
+describe.each(dialects)('search with the project lexicon ($name)', (dialect) => {
+  let t: TestApp;
+  let worker: KnowledgeWorker;
+  let projectId: string;
+
+  beforeAll(async () => {
+    t = await createTestApp({ dialect });
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    projectId = (await createProject(t)).project.id;
+    await addSource(t.app, projectId, { type: 'markdown', content: GUIDE });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+  });
+
+  it('finds an identifier from its words and a definition from its acronym', async () => {
+    const body = await search(t.app, projectId, 'what is the body limit');
+    expect(body.results[0].headingPath).toEqual(['Server guide', 'Request size']);
+    const wal = await search(t.app, projectId, 'how does WAL protect my data');
+    expect(wal.results[0].headingPath).toEqual(['Server guide', 'Durability']);
+    const spelled = await search(t.app, projectId, 'is write ahead logging used');
+    expect(spelled.results[0].headingPath).toEqual(['Server guide', 'Durability']);
+  });
+
+  it('hands the model only passages that cover the question, and says when nothing does', async () => {
+    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
+    const run = (query: string) => tool.execute!({ query }, { toolCallId: 'c', messages: [] }) as Promise<KnowledgeToolOutput>;
+    const found = await run('Do you deliver to Belgium?');
+    expect(found.found).toBe(true);
+    expect(found.results[0]).toMatchObject({ n: 1, headingPath: ['Server guide', 'Delivery'] });
+    expect(found.results.every((r) => r.match >= MIN_MATCH)).toBe(true);
+    // Numbers keep counting within one answer, so [n] names one passage.
+    const again = await run('body limit');
+    expect(again.results[0]!.n).toBe(found.results.length + 1);
+    const mars = await run('Do you deliver to Mars?');
+    expect(mars).toMatchObject({ found: false, results: [], note: NOTHING_FOUND });
+    expect(mars.terms.find((x) => x.forms[0] === 'mars')!.weight).toBeGreaterThan(mars.terms.find((x) => x.forms[0] === 'deliver')!.weight);
+  });
+});
