@@ -14,7 +14,7 @@ const MAX_PASSAGES = 2;
 /** A second passage only when it covers the question nearly as well as the first. */
 const SECOND_PASSAGE_SHARE = 0.9;
 /** Characters taken from one passage. */
-const MAX_PASSAGE_CHARS = 420;
+const MAX_PASSAGE_CHARS = 480;
 
 export const DONT_KNOW =
   "I'm sorry, I couldn't find anything about that in our help content, so I'd rather not guess. " +
@@ -156,10 +156,6 @@ function bestExcerpt(terms: WeightedTerm[], text: string): string | null {
     }
   });
   let out = list[best]!;
-  // A sentence that ends in a colon introduces what follows: keep going even past the soft limit.
-  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i]!.length + 1 <= MAX_PASSAGE_CHARS; i++) {
-    if (i > best + 2 && !out.endsWith(':')) break;
-    out += ` ${list[i]}`;
-  }
+  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i]!.length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
   return clip(out, MAX_PASSAGE_CHARS);
 }
