@@ -9,7 +9,11 @@ import { isQueryStopword } from './query.js';
  * matches a group when it holds any of its phrases.
  */
 export interface FullTextIndex {
-  search(projectId: string, query: string | TermGroup[], limit: number): Promise<KnowledgeHit[]>;
+  /**
+   * The best `limit` chunks; with `candidates` above `limit`, up to that many from the same queries
+   * (the rows each query reads anyway), for a reranking: no broader query runs for them.
+   */
+  search(projectId: string, query: string | TermGroup[], limit: number, candidates?: number): Promise<KnowledgeHit[]>;
 }
 
 /** The groups of a query given as text: its words, each on its own. */
@@ -35,6 +39,7 @@ export function termPairs(terms: string[]): Array<[string, string]> {
 export async function withFallback(
   limit: number,
   termCount: number,
+  candidates: number,
   all: () => Promise<KnowledgeHit[]>,
   any: () => Promise<KnowledgeHit[]>,
   two?: () => Promise<KnowledgeHit[]>,
@@ -49,5 +54,5 @@ export async function withFallback(
     const floor = Math.min(...hits.map((h) => h.score), Infinity);
     hits = [...hits, ...more.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))];
   }
-  return hits.slice(0, limit);
+  return hits.slice(0, Math.max(limit, candidates));
 }

@@ -5,7 +5,7 @@ import type { FullTextIndex } from './full-text.js';
 import { buildLexicon, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
-import { groupWeight, rerank, type AssessedHit } from './rerank.js';
+import { groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
 import { sqliteFullText } from './sqlite.js';
 
 /** The passages found for a question, with how well each covers it and what the question's terms weigh. */
@@ -30,8 +30,11 @@ export interface KnowledgeSearch {
 const LEXICON_CHECK_MS = 5_000;
 /** The least time between two learnings of one project's lexicon (an ingestion changes it often). */
 const LEXICON_REBUILD_MS = 30_000;
-/** Candidates the full-text search hands to the reranking per result asked for (at least 30). */
-const RERANK_DEPTH = 6;
+/**
+ * Candidates the reranking sees per result asked for (at least 20): what the full-text queries
+ * read anyway, so reranking adds no query. The tiers still stop as soon as `limit` chunks match.
+ */
+const RERANK_DEPTH = 4;
 
 /** The full-text index of the store's database: the one place where the dialect picks the code. */
 export function fullTextIndexFor(store: Store): FullTextIndex {
@@ -69,6 +72,7 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
   type Entry = { lexicon: Lexicon; signature: string; checkedAt: number; builtAt: number; next?: Promise<void> };
   const lexicons = new Map<string, Entry>();
   const firstBuilds = new Map<string, Promise<Entry>>();
+  const analysed = new Map<string, ChunkTerms>();
   const signatureOf = async (projectId: string) => {
     const row = await store.db
       .selectFrom('knowledge_chunks')
@@ -107,15 +111,15 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     const lexicon = await lexiconOf(projectId);
     const groups = queryGroups(query, lexicon, isQueryStopword);
     if (groups.length === 0) return { hits: [], groups, lexicon };
-    const depth = Math.max(limit * RERANK_DEPTH, 30);
+    const depth = Math.max(limit * RERANK_DEPTH, 20);
     let candidates: KnowledgeHit[];
-    if (!embedder) candidates = await fullText.search(projectId, groups, depth);
+    if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth);
     else {
       // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
       const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth), embedder.nearest(store.db, projectId, query, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
-    return { hits: rerank(candidates, groups, lexicon).slice(0, limit), groups, lexicon };
+    return { hits: rerank(candidates, groups, lexicon, analysed).slice(0, limit), groups, lexicon };
   };
 
   return {

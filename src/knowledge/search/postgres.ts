@@ -18,7 +18,7 @@ import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-te
  */
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
-    async search(projectId, query, limit) {
+    async search(projectId, query, limit, candidates = limit) {
       const groups = groupsOf(query);
       if (groups.length === 0) return [];
       // A phrase's words follow each other (<->); a group is any of its phrases. Words are letters
@@ -28,7 +28,7 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
         return phrases.length === 1 ? phrases[0]! : `(${phrases.join(' | ')})`;
       });
       const run = async (tsquery: string) => {
-        for (let depth = Math.max(limit * 4, 20); ; depth *= 8) {
+        for (let depth = Math.max(limit * 4, 20, candidates); ; depth *= 8) {
           const { rows } = await sql<ChunkRow & { visible: boolean }>`
             select c.id, c.source_id, c.title, c.heading_path, c.url, c.text, f.score, s.id is not null as visible
             from (
@@ -41,12 +41,13 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
             left join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
             order by f.score desc, f.rowid`.execute(db);
           const found = rows.filter((r) => r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(chunkHit);
+          if (found.length >= limit || rows.length < depth) return found.slice(0, Math.max(limit, candidates)).map(chunkHit);
         }
       };
       return withFallback(
         limit,
         terms.length,
+        candidates,
         () => run(terms.join(' & ')),
         () => run(terms.join(' | ')),
         () => run(termPairs(terms).map(([a, b]) => `(${a} & ${b})`).join(' | ')),

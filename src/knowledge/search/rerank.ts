@@ -20,7 +20,11 @@ function holds(terms: Set<string>, group: TermGroup): boolean {
 /** Positions of each stem in the text, for proximity. */
 function positions(tokens: string[]): Map<string, number[]> {
   const map = new Map<string, number[]>();
-  tokens.forEach((t, i) => map.set(t, [...(map.get(t) ?? []), i]));
+  tokens.forEach((t, i) => {
+    const list = map.get(t);
+    if (list) list.push(i);
+    else map.set(t, [i]);
+  });
   return map;
 }
 
@@ -44,22 +48,44 @@ const W_NEAR = 0.1;
  * whether consecutive words of the question sit close together in the text (phrase proximity).
  * Scores are replaced by the combined one; every hit carries its coverage.
  */
-export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexicon): AssessedHit[] {
+/** A chunk's words as the reranking reads them; chunks do not change, so they can be kept. */
+export interface ChunkTerms {
+  body: string[];
+  head: Set<string>;
+  all: Set<string>;
+  at: Map<string, number[]>;
+}
+
+/** Analyses a chunk, or returns its analysis from `cache` (bounded: the oldest entries go first). */
+function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): ChunkTerms {
+  const cached = cache?.get(hit.chunkId);
+  if (cached) return cached;
+  const body = termsOf(hit.text);
+  const head = new Set(termsOf(`${hit.title} ${hit.headingPath.join(' ')}`));
+  const terms = { body, head, all: new Set([...body, ...head]), at: positions(body) };
+  if (cache) {
+    if (cache.size >= CHUNK_CACHE) cache.delete(cache.keys().next().value!);
+    cache.set(hit.chunkId, terms);
+  }
+  return terms;
+}
+
+/** Chunk analyses kept per app. */
+const CHUNK_CACHE = 5_000;
+
+export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexicon, cache?: Map<string, ChunkTerms>): AssessedHit[] {
   if (hits.length === 0) return [];
   const weights = groups.map((g) => groupWeight(lexicon, g));
   const total = weights.reduce((s, w) => s + w, 0) || 1;
   const top = Math.max(...hits.map((h) => h.score), 1e-9);
   const scored = hits.map((hit, rank) => {
-    const bodyTokens = termsOf(hit.text);
-    const head = new Set(termsOf(`${hit.title} ${hit.headingPath.join(' ')}`));
-    const all = new Set([...bodyTokens, ...head]);
+    const { head, all, at } = chunkTerms(hit, cache);
     let cover = 0;
     let headCover = 0;
     groups.forEach((g, i) => {
       if (holds(all, g)) cover += weights[i]!;
       if (holds(head, g)) headCover += weights[i]!;
     });
-    const at = positions(bodyTokens);
     let pairs = 0;
     let near = 0;
     for (let i = 0; i + 1 < groups.length; i++) {

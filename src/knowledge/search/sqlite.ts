@@ -37,7 +37,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
   };
 
   return {
-    async search(projectId, query, limit) {
+    async search(projectId, query, limit, candidates = limit) {
       const groups = groupsOf(query);
       if (groups.length === 0) return [];
       const scoped = !(await isDominant(projectId));
@@ -45,7 +45,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
       const project = `{project}: "${projectId.slice(projectId.indexOf('_') + 1).replaceAll('"', '""')}"`;
       const run = async (words: string) => {
         const match = scoped ? `${project} AND {title headings text}: (${words})` : `{title headings text}: (${words})`;
-        for (let depth = Math.max(limit * 4, 20); ; depth *= 8) {
+        for (let depth = Math.max(limit * 4, 20, candidates); ; depth *= 8) {
           // CROSS JOIN keeps SQLite from starting at the project's chunks instead of the candidates.
           const { rows } = await sql<ChunkRow & { project_id: string; visible: number }>`
             select c.id, c.project_id, c.source_id, c.title, c.heading_path, c.url, c.text,
@@ -56,7 +56,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
             where c.rowid = f.rowid
             order by f.rank, f.rowid`.execute(db);
           const found = rows.filter((r) => r.project_id === projectId && r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, limit).map(chunkHit);
+          if (found.length >= limit || rows.length < depth) return found.slice(0, Math.max(limit, candidates)).map(chunkHit);
         }
       };
       // Each phrase quoted (words are letters and digits only); a group is any of its phrases.
@@ -67,6 +67,7 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
       return withFallback(
         limit,
         groups.length,
+        candidates,
         () => run(quoted.join(' AND ')),
         () => run(quoted.join(' OR ')),
         () => run(termPairs(quoted).map(([a, b]) => `(${a} AND ${b})`).join(' OR ')),

@@ -28,8 +28,13 @@ export function splitWords(text: string): string[] {
   const raw = text.match(/[\p{L}\p{N}]+/gu) ?? [];
   const out: string[] = [];
   for (const w of raw) {
-    const parts = /^\p{Ll}/u.test(w) ? w.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').split(' ') : [w];
-    for (const p of parts) out.push(p.toLowerCase());
+    const lower = w.toLowerCase();
+    // Most words have no capital at all; only a lower-case start followed by one is an identifier.
+    if (lower === w || !(w[0] === lower[0])) {
+      out.push(lower);
+      continue;
+    }
+    for (const p of w.replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2').split(' ')) out.push(p.toLowerCase());
   }
   return out;
 }
