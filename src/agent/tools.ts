@@ -42,7 +42,7 @@ export interface ToolContext {
 export type ToolFactory = (ctx: ToolContext) => Promise<ToolSet>;
 
 /** The knowledge part: `search_knowledge` over the project's ready sources. */
-const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps.knowledge.search, ctx.project.id);
+export const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps.knowledge.search, ctx.project.id);
 
 /**
  * The actions part: a tool per enabled action of the project. An action whose secret headers cannot
