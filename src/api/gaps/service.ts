@@ -23,10 +23,10 @@ export function toGap(row: GapRow): Gap {
 }
 
 /**
- * The key terms questions are grouped by: the builtin model's own content words and stems, so that
- * grouping and answering read a question the same way.
+ * The key terms questions are grouped by (gaps and analytics' top questions): the builtin model's
+ * own content words and stems, so that grouping and answering read a question the same way.
  */
-const questionTerms = (text: string) => [...new Set(keywords(text))];
+export const questionTerms = (text: string) => [...new Set(keywords(text))];
 
 /** The open gaps of the last `days` days, most frequent first. */
 export async function listGaps(deps: AppDeps, project: Project, days: number, at = Date.now()): Promise<GapReport[]> {
