@@ -92,4 +92,18 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
     expect(unknown.tools).toEqual(['track_order']);
     expect(unknown.text).toContain('Order not found');
   });
+
+  it("answers the README's example question from the help center and declines what it does not cover", async () => {
+    const poBox = await ask('Do you deliver to PO boxes?');
+    expect(poBox.outcome).toBe('answered');
+    expect(poBox.text).toContain('PO box');
+    expect(poBox.text).toContain('Netherlands');
+    expect(poBox.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
+
+    for (const question of ['Do you ship to Mars?', 'Can I pay with Bitcoin?']) {
+      const answer = await ask(question);
+      expect(answer.outcome, question).toBe('declined');
+      expect(answer.cited, question).toEqual([]);
+    }
+  });
 });
