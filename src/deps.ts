@@ -6,6 +6,7 @@ import { waitingJobCount } from './knowledge/jobs.js';
 import { createKnowledgeRuntime, type KnowledgeRuntime } from './knowledge/runtime.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
 import { createTracing, type Tracing } from './lib/tracing.js';
+import { LocalEndpoints } from './lib/local-endpoints.js';
 import { createRateLimiter, type RateLimiter } from './limits/index.js';
 import { openStore, storeOptions, type Store } from './store/index.js';
 
@@ -26,6 +27,8 @@ export interface AppDeps {
   metrics: Metrics;
   /** OpenTelemetry traces; null unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   tracing: Tracing | null;
+  /** This server's own endpoints that actions may call on a loopback address (the demo's order look-up). */
+  localEndpoints: LocalEndpoints;
 }
 
 /** The deps around an open store and rate limiter. */
@@ -34,7 +37,7 @@ export function createDeps(config: Config, store: Store, limiter: RateLimiter, t
     queueDepth: () => waitingJobCount(store.db),
     pool: () => store.poolStats(),
   });
-  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics, tracing };
+  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics, tracing, localEndpoints: new LocalEndpoints() };
 }
 
 /** Opens the infrastructure named by the config (database, rate-limit store) and builds the deps. */

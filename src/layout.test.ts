@@ -72,6 +72,9 @@ const TABLE_OWNERS: Record<string, string> = {
   webhook_endpoints: 'webhooks',
   webhook_events: 'webhooks',
   webhook_deliveries: 'webhooks',
+  knowledge_gaps: 'conversations',
+  eval_suites: 'evals',
+  eval_runs: 'evals',
 };
 
 /** Every source file of src/ (tests are users of the code, not part of its layout). */

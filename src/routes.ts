@@ -6,6 +6,8 @@ import { conversationAdminRoutes } from './api/conversations/admin-routes.js';
 import { conversationRoutes } from './api/conversations/routes.js';
 import { dashboardRoutes } from './api/dashboard/routes.js';
 import { demoRoutes } from './api/demo/routes.js';
+import { evalRoutes } from './api/evals/routes.js';
+import { gapRoutes } from './api/gaps/routes.js';
 import { feedbackRoutes } from './api/feedback/routes.js';
 import { healthRoutes } from './api/health/routes.js';
 import { identityRoutes } from './api/identity/routes.js';
@@ -40,4 +42,6 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(metricsRoutes);
   await app.register(webhookRoutes);
   await app.register(dashboardRoutes);
+  await app.register(evalRoutes);
+  await app.register(gapRoutes);
 };

@@ -6,10 +6,12 @@ import { AnswerInterruptedError } from './agent/in-flight.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDeps, type AppDeps } from './deps.js';
-import { addProjectDocs } from './knowledge/demo.js';
+import { createAction } from './actions/actions.js';
+import { addDemoHelpCenter } from './knowledge/demo.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
 import { serveMetrics } from './lib/metrics.js';
 import { createProject, listProjects } from './projects/projects.js';
+import { createSkill } from './skills/skills.js';
 import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
 
 export interface DemoProject {
@@ -19,27 +21,79 @@ export interface DemoProject {
   hmacSecret: string;
 }
 
+/** The demo action's path on this server (GET /demo/shop/orders/:orderId); `{orderId}` is filled by the action call. */
+const DEMO_ORDER_PATH = '/demo/shop/orders/{orderId}';
+/** The only paths of this server the SSRF guard lets the demo action reach: one order look-up each. */
+const DEMO_ORDER_PATH_PATTERN = /^\/demo\/shop\/orders\/NW-\d{6}$/;
+
 /**
  * On the very first start (no project at all) creates a demo project so that `npm start` gives
- * something to talk to. Later starts leave the database alone.
+ * something to talk to: the help center of a fictional shop (demo/shop/articles), an order-tracking
+ * action served by this server itself (`origin` is where it listens), and two skills. Later starts
+ * leave the database alone.
  */
-export async function ensureDemoProject(deps: AppDeps): Promise<DemoProject | null> {
+export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<DemoProject | null> {
   if (!deps.config.ANSWERDESK_DEMO) return null;
   if ((await listProjects(deps.store.db)).length > 0) return null;
   const created = await createProject(deps.store.db, {
-    name: 'AnswerDesk Demo',
+    name: 'Northwind Goods',
     settings: {
-      instructions: 'You are the AnswerDesk demo assistant. Answer questions about AnswerDesk from its documentation.',
-      widget: { primaryColor: '#4f46e5', fabText: 'Ask us' },
+      instructions:
+        'You are the support assistant of Northwind Goods, an online shop for home, kitchen and outdoor goods. ' +
+        'Answer from the help center, look up orders with track_order, and say so when the help center does not cover a question.',
+      widget: { primaryColor: '#0f766e', fabText: 'Ask us' },
     },
   });
-  await addProjectDocs(deps, created.project.id);
+  const projectId = created.project.id;
+  await addDemoHelpCenter(deps, projectId);
+  await createAction(deps.store.db, secretBox(deps.config), projectId, {
+    name: 'track_order',
+    description: 'Look up the status, carrier, tracking number and estimated delivery of an order by its order number (NW- and six digits).',
+    method: 'GET',
+    url: `${origin}${DEMO_ORDER_PATH}`,
+    headers: {},
+    parameters: {
+      type: 'object',
+      properties: { orderId: { type: 'string', pattern: '^NW-\\d{6}$', description: 'The order number, e.g. NW-204817' } },
+      required: ['orderId'],
+      additionalProperties: false,
+    },
+    examples: ['Where is my order?', 'Track my order', 'What is the status of my order?', 'When will my parcel arrive?'],
+    timeoutMs: 5000,
+    enabled: true,
+  });
+  await createSkill(deps.store.db, projectId, {
+    name: 'Track an order',
+    description: 'Where is my parcel? Status, carrier and tracking number of an order.',
+    instructions:
+      'Ask for the order number (NW- and six digits) if the customer has not given it, then call track_order and tell them the status, ' +
+      'the carrier and tracking number, and the estimated delivery date. Orders are found by number only; never ask for a password.',
+    enabled: true,
+  });
+  await createSkill(deps.store.db, projectId, {
+    name: 'Return an item',
+    description: 'Send something back for a refund, store credit or an exchange.',
+    instructions:
+      'Check with the returns policy that the item can still be returned (30 days from delivery, unused), then walk the customer ' +
+      'through registering the return, packing the item and sending it, citing the help center.',
+    enabled: true,
+  });
   return {
-    projectId: created.project.id,
+    projectId,
     publicKey: created.publicKey,
     secretKey: created.secretKey,
     hmacSecret: created.hmacSecret,
   };
+}
+
+/**
+ * Where this process can call itself: the loopback address when it listens on every interface or on
+ * loopback, else the address it listens on.
+ */
+export function selfOrigin(address: { address: string; port: number }): string {
+  const any = ['0.0.0.0', '::', '127.0.0.1', '::1', '::ffff:127.0.0.1'].includes(address.address);
+  const host = any ? '127.0.0.1' : address.address.includes(':') ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
 }
 
 /** Starts the HTTP server and wires graceful shutdown on SIGINT/SIGTERM. */
@@ -47,7 +101,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const deps = await openDeps(config);
   const app = await buildApp(deps);
   prepareSecretKey(config, app.log);
-  const demo = await ensureDemoProject(deps);
   // First run: no dashboard user yet. A one-time link to create the first owner (see accounts/setup.ts).
   const setupToken = await issueSetupToken(deps.store.db);
   const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log, onJobFinished: (outcome, seconds) => deps.metrics.knowledgeJob(outcome, seconds) });
@@ -61,6 +114,10 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     { log: app.log },
   );
   await app.listen({ port: config.PORT, host: config.HOST });
+  // The demo's order look-up is served here; its action may call this origin on that path only.
+  const origin = selfOrigin(app.server.address() as { address: string; port: number });
+  deps.localEndpoints.allow(origin, DEMO_ORDER_PATH_PATTERN);
+  const demo = await ensureDemoProject(deps, origin);
   const base = config.ANSWERDESK_PUBLIC_URL ?? `http://localhost:${(app.server.address() as { port: number }).port}`;
   const setupUrl = setupToken ? `${base.replace(/\/+$/, '')}/dashboard/setup?token=${setupToken}` : null;
   // Logged as well as printed, so it is found where a deployment's logs are read. It is one-time and

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { ErrorDetail } from '../lib/errors.js';
+import type { LocalEndpoints } from '../lib/local-endpoints.js';
 import { safeFetch, SafeFetchError, type AddressPolicy, type SafeFetchErrorCode } from '../net/safe-fetch.js';
 import type { Database } from '../store/index.js';
 import { recordCall } from './calls.js';
@@ -28,6 +29,8 @@ export interface ExecuteOptions {
   requestId?: string;
   /** Tests only (see SafeFetchInit.addressPolicy): lets one loopback test server through the guard. */
   addressPolicy?: AddressPolicy;
+  /** This server's own endpoints the guard lets through (the demo's order look-up). */
+  localEndpoints?: LocalEndpoints;
 }
 
 /** The request as made, with every secret value masked. */
@@ -153,6 +156,7 @@ export async function executeAction(action: ActionDefinition, args: unknown, opt
       allowPrivateNetwork: options.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK,
       signal: options.signal,
       addressPolicy: options.addressPolicy,
+      localEndpoints: options.localEndpoints,
       // Configured headers and user tokens are credentials for this endpoint's origin only.
       stripOnCrossOrigin: [...headers.keys()].filter((n) => !['accept', 'user-agent', 'content-type'].includes(n)),
     });

@@ -55,6 +55,27 @@ export interface AnswerRequest {
   /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
   abortSignal?: AbortSignal;
   factories?: readonly ToolFactory[];
+  /**
+   * Replaces the conversation's stored messages: the history the model sees, and what receives the
+   * finished answer instead of storing it. An eval run answers this way and stores nothing.
+   */
+  transcript?: {
+    history: Array<{ role: 'user' | 'assistant'; content: string }>;
+    keep(answer: FinishedAnswer): void;
+  };
+}
+
+/** What an answer produced, as stored on the assistant message (or kept by a transcript). */
+export interface FinishedAnswer {
+  /** The answer's text parts joined. */
+  content: string;
+  /** UI parts: text, tool calls, sources. */
+  parts: UIMessage['parts'];
+  sources: CitedSource[];
+  outcome: MessageOutcome;
+  failed: boolean;
+  model: string;
+  usage: ReturnType<typeof sumUsage>;
 }
 
 /** What an answer came to, for the node's metrics. */
@@ -158,6 +179,11 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     if (outcome?.status === 'failed') failed = true;
     const total = sumUsage(usage);
     req.onFinished?.({ model: spec, usage: total, outcome: answerOutcome(responseMessage.parts, failed, reported) });
+    if (req.transcript) {
+      req.transcript.keep(finishedAnswer(spec, responseMessage, failed, total, reported));
+      await req.onSettled?.().catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
+      return;
+    }
     try {
       // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
       // lose it: the write is retried on fresh connections for a while.
@@ -187,7 +213,9 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     };
     const [tools, history, skills] = await Promise.all([
       buildTools(ctx, req.factories ?? toolFactories),
-      listMessages(deps.store.db, conversation.id),
+      req.transcript
+        ? req.transcript.history.map((m) => ({ ...m, id: '', status: 'complete' as const }))
+        : listMessages(deps.store.db, conversation.id),
       listEnabledSkills(deps.store.db, project.id),
     ]);
     const system = buildSystemPrompt({
@@ -361,15 +389,14 @@ export function answerOutcome(parts: UIMessage['parts'], failed: boolean, report
   return 'answered';
 }
 
-/** Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage, status, outcome. */
-async function storeAnswer(
-  req: AnswerRequest,
+/** What the answer produced, from its UI message: text, parts (tool calls, sources), cited sources, outcome. */
+function finishedAnswer(
   model: string,
   message: UIMessage,
   failed: boolean,
   usage: ReturnType<typeof sumUsage>,
   reported: MessageOutcome | null,
-): Promise<void> {
+): FinishedAnswer {
   // Whatever the model or a tool produced, U+0000 included, must be storable on PostgreSQL.
   const parts = stripNulDeep(message.parts.filter((p) => p.type !== 'step-start'));
   const content = parts
@@ -380,16 +407,29 @@ async function storeAnswer(
     if (p.type === 'source-url') sources.set(p.sourceId, { sourceId: p.sourceId, type: 'url', url: p.url, title: p.title ?? p.url });
     if (p.type === 'source-document') sources.set(p.sourceId, { sourceId: p.sourceId, type: 'document', title: p.title });
   }
+  return { content, parts, sources: [...sources.values()], outcome: answerOutcome(parts, failed, reported), failed, model, usage };
+}
+
+/** Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage, status, outcome. */
+async function storeAnswer(
+  req: AnswerRequest,
+  model: string,
+  message: UIMessage,
+  failed: boolean,
+  usage: ReturnType<typeof sumUsage>,
+  reported: MessageOutcome | null,
+): Promise<void> {
+  const answer = finishedAnswer(model, message, failed, usage, reported);
   const db = req.deps.store.db;
   try {
     await appendMessage(db, req.conversation, {
       id: req.assistantMessageId,
       role: 'assistant',
-      content,
-      parts,
-      sources: sources.size > 0 ? [...sources.values()] : null,
+      content: answer.content,
+      parts: answer.parts,
+      sources: answer.sources.length > 0 ? answer.sources : null,
       status: failed ? 'error' : 'complete',
-      outcome: answerOutcome(parts, failed, reported),
+      outcome: answer.outcome,
       model,
       usage,
       supersedes: req.supersedes,

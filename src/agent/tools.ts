@@ -6,6 +6,7 @@ import { secretBox } from '../actions/secret-box.js';
 import { actionTools } from '../actions/tools.js';
 import type { KnowledgeDeps } from '../knowledge/runtime.js';
 import { knowledgeTools } from '../knowledge/tool.js';
+import type { LocalEndpoints } from '../lib/local-endpoints.js';
 import type { Project } from '../projects/project.js';
 import type { ModelRegistry } from './models.js';
 
@@ -14,6 +15,8 @@ export interface AgentDeps extends KnowledgeDeps {
   models: ModelRegistry;
   /** When set, the AI SDK records its model and tool calls as spans (never their inputs or outputs). */
   tracing?: { tracer: Tracer } | null;
+  /** This server's own endpoints that actions may reach on a loopback address (the demo's order look-up). */
+  localEndpoints?: LocalEndpoints;
 }
 
 /** Everything a tool may need while one answer is being produced. */
@@ -39,7 +42,7 @@ export interface ToolContext {
 export type ToolFactory = (ctx: ToolContext) => Promise<ToolSet>;
 
 /** The knowledge part: `search_knowledge` over the project's ready sources. */
-const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps.knowledge.search, ctx.project.id);
+export const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps.knowledge.search, ctx.project.id);
 
 /**
  * The actions part: a tool per enabled action of the project. An action whose secret headers cannot
@@ -57,6 +60,7 @@ const actionsPart: ToolFactory = async (ctx) => {
     signal: ctx.abortSignal,
     requestId: ctx.requestId,
     log: ctx.log,
+    localEndpoints: ctx.deps.localEndpoints,
   });
 };
 

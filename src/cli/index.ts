@@ -2,6 +2,8 @@ import { ConfigError, loadDotEnv } from '../config.js';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
 import { actionCommands } from './commands/action.js';
 import { conversationCommands } from './commands/conversation.js';
+import { evalCommands } from './commands/evals.js';
+import { gapCommands } from './commands/gaps.js';
 import { activityCommand, analyticsCommand } from './commands/insight.js';
 import { keyCommands } from './commands/key.js';
 import { knowledgeCommands } from './commands/knowledge.js';
@@ -24,6 +26,8 @@ const groups: CommandGroup[] = [
   activityCommand,
   analyticsCommand,
   userCommands,
+  evalCommands,
+  gapCommands,
 ];
 
 function usage(): string {

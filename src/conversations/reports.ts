@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
+import { groupQuestions } from './question-groups.js';
 import { idleCutoff, statusCondition } from './status.js';
 
 type Db = Kysely<Database>;
@@ -154,4 +155,36 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
     },
     byHour: msgByHour.map((r) => ({ hour: Number(r.h), n: n(r.n) })),
   };
+}
+
+/** Messages looked at for the top questions: the newest ones in the window. Bounds the work of one read. */
+const MAX_TOP_QUESTION_MESSAGES = 5000;
+
+export interface TopQuestion {
+  /** The group's first question, as asked. */
+  question: string;
+  count: number;
+  lastAskedAt: string;
+}
+
+/**
+ * What users asked most since `from`: their messages grouped the way knowledge gaps are (see
+ * question-groups.ts; `termsOf` gives a message's key terms), most frequent first. Messages without
+ * a key term ("thanks!") are left out.
+ */
+export async function topQuestions(db: Db, projectId: string, from: string, termsOf: (text: string) => string[], limit = 10): Promise<TopQuestion[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['content', 'created_at'])
+    .where('project_id', '=', projectId)
+    .where('role', '=', 'user')
+    .where('created_at', '>=', from)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(MAX_TOP_QUESTION_MESSAGES)
+    .execute();
+  return groupQuestions(rows.reverse(), (r) => r.content, termsOf)
+    .map((g) => ({ question: g.members[0]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
+    .sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1))
+    .slice(0, limit);
 }

@@ -54,6 +54,8 @@ export const OPENAPI_TAGS = [
   { name: 'users', description: 'Admin: dashboard users, their project roles and invites. Owners (or the admin token) only.' },
   { name: 'metrics', description: 'Prometheus metrics of one node, with the metrics token (ANSWERDESK_METRICS_TOKEN); off without it.' },
   { name: 'webhooks', description: "Admin: webhook endpoints that receive the project's events (Standard Webhooks), their deliveries and retries." },
+  { name: 'evals', description: 'Admin: answer regression tests: question sets run through retrieval and the agent, with their metrics.' },
+  { name: 'gaps', description: 'Admin: knowledge gaps, the questions the agent could not answer, and answering them.' },
 ];
 
 /** Headers shared by many responses, referenced from `components.headers`. */

@@ -4,32 +4,25 @@ import { fileURLToPath } from 'node:url';
 import type { KnowledgeDeps } from './runtime.js';
 import { createSource } from './sources.js';
 
-/** The repository root (this file lives in src/knowledge/). */
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** The demo shop's help center: the Markdown articles of the fictional shop Northwind Goods. */
+export const DEMO_SHOP_ARTICLES = fileURLToPath(new URL('../../demo/shop/articles/', import.meta.url));
 
 /**
- * Gives the demo project AnswerDesk's own documentation as knowledge: README.md and docs/*.md, one
- * Markdown source each, ingested in the background like any other source. Returns how many were
- * queued (0 when the files are not shipped, e.g. in a trimmed image).
+ * Gives the demo project the sample shop's help center as knowledge: one Markdown source per
+ * article, titled by its first heading, ingested in the background like any other source. Returns
+ * how many were queued (0 when the articles are not shipped, e.g. in a trimmed image).
  */
-export async function addProjectDocs(deps: KnowledgeDeps, projectId: string, root = ROOT): Promise<number> {
-  const files: string[] = [join(root, 'README.md')];
+export async function addDemoHelpCenter(deps: KnowledgeDeps, projectId: string, dir = DEMO_SHOP_ARTICLES): Promise<number> {
+  let files: string[];
   try {
-    const docs = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).sort();
-    files.push(...docs.map((f) => join(root, 'docs', f)));
+    files = (await readdir(dir)).filter((f) => f.endsWith('.md')).sort();
   } catch {
-    // no docs folder
+    return 0;
   }
   let queued = 0;
   for (const file of files) {
-    let content: string;
-    try {
-      content = await readFile(file, 'utf8');
-    } catch {
-      continue;
-    }
+    const content = await readFile(join(dir, file), 'utf8');
     if (!content.trim()) continue;
-    // Untitled: each document is titled by its first heading.
     await createSource(deps, projectId, { type: 'markdown', payload: content });
     queued++;
   }

@@ -28,7 +28,8 @@ export function base62(length: number): string {
 export type IdPrefix =
   | 'proj' | 'key' | 'eu' | 'conv' | 'msg' | 'fb' | 'ks' | 'chunk' | 'act' | 'call' | 'skill' | 'job'
   | 'user' | 'inv'
-  | 'wh' | 'evt' | 'dlv';
+  | 'wh' | 'evt' | 'dlv'
+  | 'gap' | 'eval' | 'evrun';
 
 /** A prefixed id with 22 base62 characters (≈131 random bits). */
 export function newId(prefix: IdPrefix): string {

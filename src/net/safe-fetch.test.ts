@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalEndpoints } from '../lib/local-endpoints.js';
 import { isPublicAddress, safeFetch, SafeFetchError, type AddressPolicy } from './safe-fetch.js';
 
 let server: Server;
@@ -165,4 +166,27 @@ describe('isPublicAddress', () => {
   it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (a) =>
     expect(isPublicAddress(a)).toBe(true),
   );
+});
+
+describe("this server's own endpoints (the demo's order look-up)", () => {
+  const init = { timeoutMs: 2000, maxBytes: 1024, allowPrivateNetwork: false };
+
+  it('reaches an allowed loopback endpoint, and nothing else on that origin or any other', async () => {
+    const local = new LocalEndpoints();
+    local.allow(base, /^\/ok$/);
+    const res = await safeFetch(`${base}/ok`, { ...init, localEndpoints: local });
+    expect(res.body.toString()).toBe('hello');
+    // Another path of the same origin, another loopback port, credentials in the URL: refused.
+    await expect(safeFetch(`${base}/big`, { ...init, localEndpoints: local })).rejects.toMatchObject({ code: 'blocked_address' });
+    await expect(safeFetch(`http://127.0.0.1:${port + 1}/ok`, { ...init, localEndpoints: local })).rejects.toMatchObject({ code: 'blocked_address' });
+    await expect(safeFetch(`http://user:pw@127.0.0.1:${port}/ok`, { ...init, localEndpoints: local })).rejects.toMatchObject({ code: 'blocked_address' });
+  });
+
+  it('checks every redirect hop again: an allowed endpoint cannot bounce a call elsewhere', async () => {
+    const local = new LocalEndpoints();
+    local.allow(base, /^\/(hop|to-loopback-alias)$/);
+    // /hop redirects to /ok on the same origin, which is not allowed.
+    await expect(safeFetch(`${base}/hop`, { ...init, localEndpoints: local })).rejects.toMatchObject({ code: 'blocked_address' });
+    await expect(safeFetch(`${base}/to-loopback-alias`, { ...init, localEndpoints: local })).rejects.toBeInstanceOf(SafeFetchError);
+  });
 });

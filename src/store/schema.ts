@@ -345,6 +345,52 @@ export interface WebhookDeliveriesTable {
   updated_at: string;
 }
 
+/** A question the agent could not answer, grouped by meaning (see migration 010). */
+export interface KnowledgeGapsTable {
+  id: string;
+  project_id: string;
+  /** The group's first question, as asked. */
+  question: string;
+  /** JSON string[]: the key terms of `question` (stemmed content words). */
+  terms: string;
+  /** The sorted key terms joined by spaces: one gap per project and signature. */
+  signature: string;
+  status: 'open' | 'resolved' | 'dismissed';
+  /** The answer an admin gave when resolving it. */
+  answer: string | null;
+  /** The FAQ source the answer was added to. */
+  faq_source_id: string | null;
+  /** When it was resolved or dismissed; only later occurrences reopen a resolved gap. */
+  closed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A named set of question cases for answer regression tests. */
+export interface EvalSuitesTable {
+  id: string;
+  project_id: string;
+  name: string;
+  /** JSON: EvalCase[]. */
+  cases: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One run of a suite: what the agent answered and the metrics. */
+export interface EvalRunsTable {
+  id: string;
+  eval_id: string;
+  project_id: string;
+  /** The model spec the answers came from. */
+  model: string;
+  /** JSON: EvalMetrics. */
+  metrics: string;
+  /** JSON: EvalCaseResult[]. */
+  results: string;
+  created_at: string;
+}
+
 export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -367,6 +413,9 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  knowledge_gaps: KnowledgeGapsTable;
+  eval_suites: EvalSuitesTable;
+  eval_runs: EvalRunsTable;
 }
 
 // Kept so that later tables can use auto-increment columns without another import site.

@@ -139,6 +139,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
           endUser: body.endUserId ? { externalId: body.endUserId, verified: true } : null,
         },
         log: request.log,
+        localEndpoints: app.deps.localEndpoints,
       });
     },
   });

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { errorSchema } from '../../http/error-schemas.js';
 import type { MediaResponse } from '../../http/openapi.js';
 import { findKeyOwner } from '../../projects/keys.js';
+import { demoOrder, demoOrderParams, findDemoOrder } from './orders.js';
 import { renderDemoPage } from './page.js';
 
 const demoQuery = z.object({
@@ -58,5 +60,21 @@ export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
         );
       return reply.send(renderDemoPage({ apiKey, apiUrl: base ? `${base.replace(/\/+$/, '')}/api/v1` : null, nonce, problem }));
     },
+  });
+
+  // The demo shop's order look-up: what the demo project's `track_order` action calls (through the
+  // SSRF guard's allowance for this server's own demo endpoint). Fictional orders, no personal data.
+  app.get('/demo/shop/orders/:orderId', {
+    config: { auth: 'none' },
+    schema: {
+      tags: ['widget'],
+      operationId: 'getDemoOrder',
+      summary: 'Demo shop: look up an order',
+      description:
+        "The status, carrier, tracking number and items of one of the demo shop's fictional orders (demo/shop/orders.json). The demo project's order-tracking action calls it. No key needed.",
+      params: demoOrderParams,
+      response: { 200: demoOrder, 404: errorSchema.describe('No demo order has that number.') },
+    },
+    handler: async (request) => findDemoOrder(request.params.orderId),
   });
 };

@@ -179,4 +179,28 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
     const bad = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${empty.project.id}/analytics?days=0`, headers: adminAuth() });
     expect(bad.statusCode).toBe(400);
   });
+
+  it('lists the most asked questions, grouped when they ask the same thing', async () => {
+    const p = await createProject(t, {}, 'Top questions');
+    const now = Date.now();
+    const asked = [
+      ['How long do I have to return an item?', 50_000],
+      ['Can I pay with PayPal?', 40_000],
+      ['What is the return window for an item?', 30_000],
+      ['thanks!', 25_000],
+      ['Returning an item: how long do I have?', 20_000],
+      ['Can I use PayPal to pay?', 10_000],
+      ['Do you ship to Norway?', 5_000],
+    ] as const;
+    for (const [content, ago] of asked) await message(p, await conversation(p), content, now - ago);
+    await message(p, await conversation(p), 'How long do I have to return an item?', now - 40 * 24 * 60 * 60 * 1000);
+
+    const res = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/analytics`, headers: adminAuth() });
+    const body: Analytics = res.json();
+    expect(body.topQuestions).toEqual([
+      { question: 'How long do I have to return an item?', count: 3, lastAskedAt: iso(now - 20_000) },
+      { question: 'Can I pay with PayPal?', count: 2, lastAskedAt: iso(now - 10_000) },
+      { question: 'Do you ship to Norway?', count: 1, lastAskedAt: iso(now - 5_000) },
+    ]);
+  });
 });

@@ -103,6 +103,15 @@ export const analyticsSchema = z
         }),
       )
       .describe('The busiest hours: 24 entries, hour 0 to 23 (UTC), zero hours included.'),
+    topQuestions: z
+      .array(
+        z.object({
+          question: z.string().describe('The first question of the group, as asked.'),
+          count: count.describe('User messages in the group.'),
+          lastAskedAt: z.string().describe('ISO 8601 UTC'),
+        }),
+      )
+      .describe('The 10 most asked questions of the window, grouped when they ask the same thing (as knowledge gaps are), most frequent first.'),
   })
   .meta({ id: 'Analytics', description: 'Counts over the window, with a per-day series.' });
 export type Analytics = z.infer<typeof analyticsSchema>;

@@ -42,6 +42,10 @@ function printAnalytics(a: Analytics, days: number): void {
   if (active.length > 0) {
     printTable(['DATE', 'CONVERSATIONS', 'MESSAGES', 'POSITIVE', 'NEGATIVE'], active.map((d) => [d.date, String(d.conversations), String(d.messages), String(d.positive), String(d.negative)]));
   }
+  if (a.topQuestions.length > 0) {
+    process.stdout.write('\nTop questions:\n');
+    printTable(['COUNT', 'LAST ASKED', 'QUESTION'], a.topQuestions.map((q) => [String(q.count), q.lastAskedAt, q.question.replace(/\s+/g, ' ')]));
+  }
 }
 
 async function analytics(args: string[]): Promise<number> {

@@ -3,14 +3,12 @@ import { basename, relative, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { createSourceBody, type KnowledgeSource } from '../../api/knowledge/schema.js';
 import { createSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from '../../api/knowledge/service.js';
-import { loadConfig } from '../../config.js';
-import { createDeps, type AppDeps } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import { startKnowledgeWorker } from '../../knowledge/jobs.js';
 import { deleteSource, type NewSource } from '../../knowledge/sources.js';
 import { HttpError } from '../../lib/errors.js';
-import { createRateLimiter } from '../../limits/index.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
+import { option, parseCommand, printJson, printTable, required, withDeps, withStore } from './shared.js';
 import { UsageError, type CommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -198,18 +196,6 @@ function describe(source: KnowledgeSource): string {
   const what = source.title ?? source.url ?? source.type;
   if (source.status === 'failed') return `Source ${source.id} (${what}) failed: ${source.error}`;
   return `Source ${source.id} (${what}) is ${source.status}: ${source.chunkCount} chunks from ${source.progress.pagesDone} page(s)${source.error ? `; ${source.error}` : ''}.`;
-}
-
-/** The deps a CLI command needs to ingest: the database and the config (no HTTP, a local limiter). */
-async function withDeps<T>(fn: (deps: AppDeps) => Promise<T>): Promise<T> {
-  return withStore(async (store) => {
-    const limiter = await createRateLimiter(undefined);
-    try {
-      return await fn(createDeps(loadConfig(), store, limiter));
-    } finally {
-      await limiter.close();
-    }
-  });
 }
 
 async function finish(deps: AppDeps, projectId: string, created: KnowledgeSource, values: Record<string, string | boolean | undefined>): Promise<number> {

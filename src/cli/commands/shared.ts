@@ -1,7 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
+import { createDeps, type AppDeps } from '../../deps.js';
 import type { ErrorDetail } from '../../lib/errors.js';
+import { createRateLimiter } from '../../limits/index.js';
 import { openStore, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
@@ -63,6 +65,18 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
   } finally {
     await store.close();
   }
+}
+
+/** The app's deps around the database (no HTTP, a local limiter): for commands that ingest or answer. */
+export async function withDeps<T>(fn: (deps: AppDeps) => Promise<T>): Promise<T> {
+  return withStore(async (store) => {
+    const limiter = await createRateLimiter(undefined);
+    try {
+      return await fn(createDeps(loadConfig(), store, limiter));
+    } finally {
+      await limiter.close();
+    }
+  });
 }
 
 export function printJson(value: unknown): void {

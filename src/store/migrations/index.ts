@@ -7,6 +7,7 @@ import { knowledgeSearch } from './006-knowledge-search.js';
 import { supersededMessages } from './007-superseded-messages.js';
 import { accounts } from './008-accounts.js';
 import { messageOutcome } from './009-message-outcome.js';
+import { gapsEvals } from './010-gaps-evals.js';
 import { webhooks } from './012-webhooks.js';
 
 /**
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '007-superseded-messages': supersededMessages,
   '008-accounts': accounts,
   '009-message-outcome': messageOutcome,
+  '010-gaps-evals': gapsEvals,
   '012-webhooks': webhooks,
 };
 

@@ -1,0 +1,48 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppDeps } from '../../deps.js';
+import type { EvalCase } from '../../evals/cases.js';
+import { compareRuns, type EvalComparison } from '../../evals/compare.js';
+import { runEval, type EvalOutcome } from '../../evals/run.js';
+import { createSuite, getSuite, listRuns, listSuites, recordRun, type EvalRun, type EvalSuite } from '../../evals/suites.js';
+import type { Project } from '../../projects/project.js';
+
+const summary = (r: EvalRun) => ({ id: r.id, model: r.model, metrics: r.metrics, createdAt: r.createdAt });
+
+/** Runs cases once; nothing is stored. */
+export async function runCases(deps: AppDeps, project: Project, cases: EvalCase[], log: FastifyBaseLogger): Promise<EvalOutcome> {
+  return runEval(deps, project, cases, log);
+}
+
+export async function createEval(deps: AppDeps, project: Project, input: { name: string; cases: EvalCase[] }) {
+  return { ...(await createSuite(deps.store.db, project.id, input)), runs: [] };
+}
+
+/** A suite with its stored runs (summaries, newest first). */
+export async function getEval(deps: AppDeps, project: Project, evalId: string) {
+  const suite = await getSuite(deps.store.db, project.id, evalId);
+  return { ...suite, runs: (await listRuns(deps.store.db, suite.id)).map(summary) };
+}
+
+export async function listEvals(deps: AppDeps, project: Project) {
+  const suites = await listSuites(deps.store.db, project.id);
+  return Promise.all(
+    suites.map(async (s: EvalSuite) => {
+      const [last] = await listRuns(deps.store.db, s.id, 1);
+      return { id: s.id, name: s.name, caseCount: s.cases.length, createdAt: s.createdAt, updatedAt: s.updatedAt, lastRun: last ? summary(last) : null };
+    }),
+  );
+}
+
+/** Runs a stored suite, keeps the run, and compares it with the run before it. */
+export async function runStoredEval(
+  deps: AppDeps,
+  project: Project,
+  evalId: string,
+  log: FastifyBaseLogger,
+): Promise<{ run: EvalRun; comparison: EvalComparison | null }> {
+  const suite = await getSuite(deps.store.db, project.id, evalId);
+  const [previous] = await listRuns(deps.store.db, suite.id, 1);
+  const outcome = await runEval(deps, project, suite.cases, log);
+  const run = await recordRun(deps.store.db, suite, outcome);
+  return { run, comparison: previous ? compareRuns(run, previous) : null };
+}

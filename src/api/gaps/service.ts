@@ -1,0 +1,49 @@
+import { keywords } from '../../agent/builtin/text.js';
+import { dismissGap, knowledgeGaps, markGapResolved, resolvableGap, type GapReport, type GapRow } from '../../conversations/gaps.js';
+import type { AppDeps } from '../../deps.js';
+import { addFaqItem } from '../../knowledge/faq.js';
+import type { Project } from '../../projects/project.js';
+import { toSource } from '../knowledge/service.js';
+import type { KnowledgeSource } from '../knowledge/schema.js';
+import type { Gap } from './schema.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function toGap(row: GapRow): Gap {
+  return {
+    id: row.id,
+    question: row.question,
+    status: row.status,
+    answer: row.answer,
+    faqSourceId: row.faq_source_id,
+    closedAt: row.closed_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The key terms questions are grouped by (gaps and analytics' top questions): the builtin model's
+ * own content words and stems, so that grouping and answering read a question the same way.
+ */
+export const questionTerms = (text: string) => [...new Set(keywords(text))];
+
+/** The open gaps of the last `days` days, most frequent first. */
+export async function listGaps(deps: AppDeps, project: Project, days: number, at = Date.now()): Promise<GapReport[]> {
+  return knowledgeGaps(deps.store.db, project.id, new Date(at - days * DAY_MS).toISOString(), questionTerms);
+}
+
+/**
+ * Answers a gap: the question and the answer go into the project's FAQ source of answers (created
+ * on first use, indexed in the background), and the gap is marked resolved.
+ */
+export async function resolveGap(deps: AppDeps, project: Project, gapId: string, answer: string): Promise<{ gap: Gap; source: KnowledgeSource }> {
+  const gap = await resolvableGap(deps.store.db, project.id, gapId);
+  const source = await addFaqItem(deps, project.id, { question: gap.question, answer });
+  const resolved = await markGapResolved(deps.store.db, project.id, gap.id, answer, source.id);
+  return { gap: toGap(resolved), source: toSource(source) };
+}
+
+export async function dismiss(deps: AppDeps, project: Project, gapId: string): Promise<Gap> {
+  return toGap(await dismissGap(deps.store.db, project.id, gapId));
+}

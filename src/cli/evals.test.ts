@@ -1,0 +1,119 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dialects } from '../../test/helper.js';
+import { createConversation } from '../conversations/conversations.js';
+import { appendMessage } from '../conversations/messages.js';
+import { base62 } from '../lib/ids.js';
+import { createProject } from '../projects/projects.js';
+import { openStore, type Store } from '../store/index.js';
+
+const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
+
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    execFile(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (err as { code?: unknown }).code : 0;
+      if (typeof code !== 'number') return fail(err);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+// Each command is a Node process compiling TypeScript on the fly: allow for a busy machine.
+describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 240_000 }, (dialect) => {
+  let dir: string;
+  let store: Store;
+  let env: Record<string, string>;
+  let dropSchema = async () => {};
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'answerdesk-eval-cli-'));
+    if (dialect.name === 'sqlite') {
+      const url = `sqlite:${join(dir, 'cli.db')}`;
+      store = await openStore(url);
+      env = { DATABASE_URL: url };
+    } else {
+      const schema = `t_cli_${base62(10).toLowerCase()}`;
+      store = await openStore(dialect.url, { schema });
+      env = { DATABASE_CONNECT_TIMEOUT_MS: '30000', DATABASE_URL: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
+      dropSchema = async () => {
+        const client = new pg.Client({ connectionString: dialect.url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      };
+    }
+  });
+  afterAll(async () => {
+    await store.close();
+    await dropSchema();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs cases, prints a table and the metrics, and fails the run below the thresholds', async () => {
+    const projectId = (await createProject(store.db, { name: 'Evals', settings: { model: 'builtin' } })).project.id;
+    const file = join(dir, 'returns.md');
+    writeFileSync(file, '# Returns\n\nParcels can be returned within 30 days using the prepaid label in the box.\n');
+    expect((await runCli(['knowledge', 'add', '--project', projectId, file], env)).code).toBe(0);
+
+    const cases = join(dir, 'cases.json');
+    // An annotated case file: ids and tags are ignored.
+    writeFileSync(
+      cases,
+      JSON.stringify([
+        { id: 'r-1', question: 'How many days do I have to return a parcel?', expectedSources: ['Returns'], mustContain: ['30 days'], hard: false },
+        { id: 'r-2', question: 'Do you sell gift wrapping?', answerable: false },
+      ]),
+    );
+    const ok = await runCli(['eval', 'run', '--project', projectId, '--file', cases, '--min-hit3', '0.9', '--max-fabricated', '0'], env);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^#\s+RESULT\s+RANK\s+OUTCOME\s+QUESTION/m);
+    expect(ok.stdout).toMatch(/^1\s+pass\s+1\s+answered\s+How many days do I have to return a parcel\?/m);
+    expect(ok.stdout).toMatch(/^2\s+pass\s+-\s+declined\s+Do you sell gift wrapping\?/m);
+    expect(ok.stdout).toContain('Model builtin: 2/2 passed (1 answerable, 1 unanswerable)');
+    expect(ok.stdout).toMatch(/retrieval hit@3\s+1$/m);
+    expect(ok.stdout).toMatch(/unanswerable answered anyway\s+0\/1$/m);
+
+    // The expected source is not in the project: below --min-hit3, exit 1, each breach named.
+    writeFileSync(cases, JSON.stringify({ cases: [{ question: 'How many days do I have to return a parcel?', expectedSources: ['Shipping'] }] }));
+    const low = await runCli(['eval', 'run', '--project', projectId, '--file', cases, '--min-hit3', '0.9', '--min-declined', '0.5', '--json'], env);
+    expect(low.code).toBe(1);
+    expect(JSON.parse(low.stdout).metrics).toMatchObject({ hitAt3: 0, citesExpectedSource: 0, unanswerableDeclined: null });
+    expect(low.stderr).toBe(
+      'Threshold not met: hitAt3 0 is below --min-hit3 0.9\nThreshold not met: unanswerableDeclined has no value (no case measures it), --min-declined 0.5\n',
+    );
+
+    // Usage errors: exit 2 with the reason.
+    writeFileSync(cases, JSON.stringify([{ question: '' }]));
+    const bad = await runCli(['eval', 'run', '--project', projectId, '--file', cases], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('cases.0.question');
+    const neither = await runCli(['eval', 'run', '--project', projectId, '--min-hit3', '2'], env);
+    expect(neither.code).toBe(2);
+  });
+
+  it('lists knowledge gaps and resolves one into the FAQ', async () => {
+    const projectId = (await createProject(store.db, { name: 'Gaps' })).project.id;
+    const conversation = await createConversation(store.db, projectId);
+    await appendMessage(store.db, conversation, { role: 'user', content: 'Do you ship to Mars?', status: 'complete' });
+    await appendMessage(store.db, conversation, { role: 'assistant', content: "I don't know.", status: 'complete', outcome: 'declined' });
+
+    const listed = await runCli(['gaps', 'list', '--project', projectId], env);
+    expect(listed.code).toBe(0);
+    const id = /^(gap_\w+)\s+1\s+1\s+0\s+\S+\s+Do you ship to Mars\?$/m.exec(listed.stdout)?.[1];
+    expect(id, listed.stdout).toBeDefined();
+
+    const resolved = await runCli(['gaps', 'resolve', '--project', projectId, id!, '--answer', 'No, we only ship within Europe.', '--json'], env);
+    expect(resolved.code).toBe(0);
+    const body = JSON.parse(resolved.stdout);
+    expect(body.gap).toMatchObject({ id, status: 'resolved', answer: 'No, we only ship within Europe.' });
+    expect(body.source).toMatchObject({ type: 'faq', title: 'Answers from the support team' });
+    const again = await runCli(['gaps', 'list', '--project', projectId], env);
+    expect(again.stdout).toBe('No open knowledge gaps in the last 30 day(s).\n');
+  });
+});

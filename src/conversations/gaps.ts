@@ -1,0 +1,209 @@
+import type { Kysely, Selectable } from 'kysely';
+import { Conflict, NotFound } from '../lib/errors.js';
+import { newId, now } from '../lib/ids.js';
+import type { Database } from '../store/index.js';
+import type { KnowledgeGapsTable } from '../store/schema.js';
+import { GROUP_SIMILARITY, groupQuestions, jaccard } from './question-groups.js';
+
+type Db = Kysely<Database>;
+export type GapRow = Selectable<KnowledgeGapsTable>;
+
+/** Answers looked at per report: the newest ones in the window. Bounds the work of one read. */
+const MAX_ANSWERS = 5000;
+/** Examples shown per gap, newest first. */
+const MAX_EXAMPLES = 5;
+
+/** A question whose answer did not help: declined, or rated down. */
+export interface UnansweredQuestion {
+  conversationId: string;
+  /** The user's message. */
+  messageId: string;
+  text: string;
+  askedAt: string;
+  declined: boolean;
+  negativeFeedback: boolean;
+}
+
+/**
+ * The project's questions since `since` whose answer was declined (outcome) or rated NEGATIVE,
+ * oldest first: each is the user message right before such an answer. A regenerated answer counts
+ * as well: the question was not answered that time.
+ */
+export async function unansweredQuestions(db: Db, projectId: string, since: string): Promise<UnansweredQuestion[]> {
+  const rows = await db
+    .selectFrom('messages as a')
+    .where('a.project_id', '=', projectId)
+    .where('a.role', '=', 'assistant')
+    .where('a.created_at', '>=', since)
+    .where((eb) =>
+      eb.or([
+        eb('a.outcome', '=', 'declined'),
+        eb.exists(eb.selectFrom('feedback as f').select('f.id').whereRef('f.message_id', '=', 'a.id').where('f.rating', '=', 'NEGATIVE')),
+      ]),
+    )
+    .select((eb) => {
+      const asked = () =>
+        eb
+          .selectFrom('messages as u')
+          .whereRef('u.conversation_id', '=', 'a.conversation_id')
+          .where('u.role', '=', 'user')
+          .whereRef('u.seq', '<', 'a.seq')
+          .orderBy('u.seq', 'desc')
+          .limit(1);
+      return [
+        'a.id',
+        'a.conversation_id',
+        'a.outcome',
+        'a.created_at',
+        eb
+          .selectFrom('feedback as f')
+          .select((f) => f.fn.countAll().as('n'))
+          .whereRef('f.message_id', '=', 'a.id')
+          .where('f.rating', '=', 'NEGATIVE')
+          .as('negative'),
+        asked().select('u.id').as('question_id'),
+        asked().select('u.content').as('question'),
+        asked().select('u.created_at').as('asked_at'),
+      ];
+    })
+    .orderBy('a.created_at', 'desc')
+    .orderBy('a.id', 'desc')
+    .limit(MAX_ANSWERS)
+    .execute();
+  return rows
+    .reverse()
+    .filter((r) => r.question_id !== null && r.question !== null)
+    .map((r) => ({
+      conversationId: r.conversation_id,
+      messageId: r.question_id!,
+      text: r.question!,
+      askedAt: r.asked_at ?? r.created_at,
+      declined: r.outcome === 'declined',
+      negativeFeedback: Number(r.negative ?? 0) > 0,
+    }));
+}
+
+/** A gap as the report shows it. */
+export interface GapReport {
+  id: string;
+  question: string;
+  count: number;
+  lastAskedAt: string;
+  examples: Array<{ conversationId: string; messageId: string; text: string }>;
+  reasons: { declined: number; negativeFeedback: number };
+}
+
+const termsOfRow = (row: GapRow) => new Set(JSON.parse(row.terms) as string[]);
+
+/**
+ * The open knowledge gaps of a project since `since`: its unanswered questions grouped by meaning
+ * (see question-groups.ts, with `termsOf` giving a question's key terms), most frequent first. Each
+ * group is matched to a stored gap by the same similarity, or stored as a new one, so a gap keeps
+ * its id from one read to the next. A dismissed gap stays hidden; a resolved one comes back only
+ * when its question goes unanswered again after it was resolved.
+ */
+export async function knowledgeGaps(db: Db, projectId: string, since: string, termsOf: (text: string) => string[]): Promise<GapReport[]> {
+  const questions = await unansweredQuestions(db, projectId, since);
+  const groups = groupQuestions(questions, (q) => q.text, termsOf);
+  const rows = await db.selectFrom('knowledge_gaps').selectAll().where('project_id', '=', projectId).execute();
+  const known = rows.map((row) => ({ row, terms: termsOfRow(row) }));
+
+  const byGap = new Map<string, { row: GapRow; members: UnansweredQuestion[] }>();
+  for (const group of groups) {
+    let match: GapRow | null = null;
+    let best = 0;
+    for (const k of known) {
+      const score = Math.max(...group.terms.map((t) => jaccard(t, k.terms)));
+      if (score >= GROUP_SIMILARITY && score > best) {
+        match = k.row;
+        best = score;
+      }
+    }
+    if (!match) {
+      match = await ensureGap(db, projectId, group.members[0]!.text, [...group.terms[0]!]);
+      known.push({ row: match, terms: termsOfRow(match) });
+    }
+    const entry = byGap.get(match.id) ?? { row: match, members: [] };
+    entry.members.push(...group.members);
+    byGap.set(match.id, entry);
+  }
+
+  const report: GapReport[] = [];
+  for (const { row, members } of byGap.values()) {
+    if (row.status === 'dismissed') continue;
+    const open = row.status === 'resolved' ? members.filter((m) => m.askedAt > (row.closed_at ?? '')) : members;
+    if (open.length === 0) continue;
+    // Asked again after it was answered: the answer did not help, so the gap is open again.
+    if (row.status === 'resolved') await db.updateTable('knowledge_gaps').set({ status: 'open', updated_at: now() }).where('id', '=', row.id).execute();
+    const newest = [...open].sort((a, b) => (a.askedAt < b.askedAt ? 1 : -1));
+    report.push({
+      id: row.id,
+      question: row.question,
+      count: open.length,
+      lastAskedAt: newest[0]!.askedAt,
+      examples: newest.slice(0, MAX_EXAMPLES).map((m) => ({ conversationId: m.conversationId, messageId: m.messageId, text: m.text })),
+      reasons: { declined: open.filter((m) => m.declined).length, negativeFeedback: open.filter((m) => m.negativeFeedback).length },
+    });
+  }
+  return report.sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1));
+}
+
+/** The stored gap for a question, created if none has its signature yet (two readers at once make one). */
+async function ensureGap(db: Db, projectId: string, question: string, terms: string[]): Promise<GapRow> {
+  const sorted = [...terms].sort();
+  const signature = sorted.join(' ');
+  const at = now();
+  await db
+    .insertInto('knowledge_gaps')
+    .values({
+      id: newId('gap'),
+      project_id: projectId,
+      question: question.slice(0, 2000),
+      terms: JSON.stringify(sorted),
+      signature,
+      status: 'open',
+      answer: null,
+      faq_source_id: null,
+      closed_at: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) => oc.columns(['project_id', 'signature']).doNothing())
+    .execute();
+  return db.selectFrom('knowledge_gaps').selectAll().where('project_id', '=', projectId).where('signature', '=', signature).executeTakeFirstOrThrow();
+}
+
+/** A gap of the project, or 404. */
+export async function getGap(db: Db, projectId: string, gapId: string): Promise<GapRow> {
+  const row = await db.selectFrom('knowledge_gaps').selectAll().where('id', '=', gapId).where('project_id', '=', projectId).executeTakeFirst();
+  if (!row) throw NotFound('Gap not found');
+  return row;
+}
+
+/** Checks that a gap can be resolved: it exists and is not resolved already (409). */
+export async function resolvableGap(db: Db, projectId: string, gapId: string): Promise<GapRow> {
+  const row = await getGap(db, projectId, gapId);
+  if (row.status === 'resolved') throw Conflict('Gap already resolved');
+  return row;
+}
+
+/** Marks a gap resolved with the answer given and the FAQ source it went to. */
+export async function markGapResolved(db: Db, projectId: string, gapId: string, answer: string, faqSourceId: string): Promise<GapRow> {
+  const at = now();
+  await db
+    .updateTable('knowledge_gaps')
+    .set({ status: 'resolved', answer, faq_source_id: faqSourceId, closed_at: at, updated_at: at })
+    .where('id', '=', gapId)
+    .where('project_id', '=', projectId)
+    .execute();
+  return getGap(db, projectId, gapId);
+}
+
+/** Hides a gap for good: its question is not one the help content should answer. Repeating it changes nothing. */
+export async function dismissGap(db: Db, projectId: string, gapId: string): Promise<GapRow> {
+  const row = await getGap(db, projectId, gapId);
+  if (row.status === 'dismissed') return row;
+  const at = now();
+  await db.updateTable('knowledge_gaps').set({ status: 'dismissed', closed_at: at, updated_at: at }).where('id', '=', gapId).execute();
+  return getGap(db, projectId, gapId);
+}

@@ -1,0 +1,52 @@
+/**
+ * Groups questions that ask the same thing in other words: each question becomes a set of key
+ * terms (stemmed content words, given by the caller so that the agent's own text rules and the
+ * project's synonyms apply), and two questions belong together when the Jaccard similarity of their
+ * sets reaches GROUP_SIMILARITY. A question joins the group with the most similar member
+ * (single link), so "Do you ship to Mars?" and "Is shipping to Mars possible?" meet.
+ */
+
+/** Jaccard similarity of two term sets at which two questions are the same question. */
+export const GROUP_SIMILARITY = 0.5;
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 0;
+  let shared = 0;
+  for (const t of a) if (b.has(t)) shared++;
+  return shared / (a.size + b.size - shared);
+}
+
+export interface Grouped<T> {
+  /** The members, in the order given. */
+  members: T[];
+  /** Terms of each member, parallel to `members`. */
+  terms: Array<Set<string>>;
+}
+
+/**
+ * Groups `items` (oldest first, so each group's first member is its earliest question). Items whose
+ * text has no key term are left out: there is nothing to group them by.
+ */
+export function groupQuestions<T>(items: readonly T[], textOf: (item: T) => string, termsOf: (text: string) => string[]): Array<Grouped<T>> {
+  const groups: Array<Grouped<T>> = [];
+  for (const item of items) {
+    const terms = new Set(termsOf(textOf(item)));
+    if (terms.size === 0) continue;
+    let best: Grouped<T> | null = null;
+    let bestScore = 0;
+    for (const g of groups) {
+      const score = Math.max(...g.terms.map((t) => jaccard(terms, t)));
+      if (score >= GROUP_SIMILARITY && score > bestScore) {
+        best = g;
+        bestScore = score;
+      }
+    }
+    if (best) {
+      best.members.push(item);
+      best.terms.push(terms);
+    } else {
+      groups.push({ members: [item], terms: [terms] });
+    }
+  }
+  return groups;
+}
