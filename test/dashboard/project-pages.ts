@@ -47,8 +47,21 @@ export async function callFromPage(page: Page, method: string, path: string, bod
 
 /** Usable on a 360 px phone: nothing makes the page scroll sideways. */
 export async function expectNoSidewaysScroll(page: Page, what: string): Promise<void> {
-  const { scroll, width } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
-  expect(scroll, `${what} scrolls sideways at ${width} px`).toBeLessThanOrEqual(width);
+  const { scroll, width, wide } = await page.evaluate(() => {
+    const width = window.innerWidth;
+    // The innermost elements reaching past the right edge: what to fix when this fails.
+    const clipped = (el: Element) => {
+      for (let p = el.parentElement; p; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible') return true;
+      return false;
+    };
+    const past = (el: Element) => el.getBoundingClientRect().right > width + 1 && !clipped(el);
+    const wide = Array.from(document.querySelectorAll('body *'))
+      .filter((el) => past(el) && !Array.from(el.children).some(past))
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''} → ${Math.round(el.getBoundingClientRect().right)}px`);
+    return { scroll: document.documentElement.scrollWidth, width, wide };
+  });
+  expect(scroll, `${what} scrolls sideways at ${width} px: ${wide.join(', ')}`).toBeLessThanOrEqual(width);
 }
 
 /** Polls `check` until it returns a value (not undefined), for rows written by background work. */
