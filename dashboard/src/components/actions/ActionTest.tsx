@@ -108,7 +108,7 @@ export function ActionTest({ projectId, action, canConfigure }: { projectId: str
             <div>
               <h3>Request</h3>
               {result.request ? (
-                <pre aria-label="Request sent">
+                <pre aria-label="Request sent" tabIndex={0}>
                   {`${result.request.method} ${result.request.url}\n`}
                   {Object.entries(result.request.headers)
                     .map(([k, v]) => `${k}: ${v}`)
@@ -122,7 +122,7 @@ export function ActionTest({ projectId, action, canConfigure }: { projectId: str
             <div>
               <h3>Response</h3>
               {result.response ? (
-                <pre aria-label="Response received">
+                <pre aria-label="Response received" tabIndex={0}>
                   {`HTTP ${result.response.status}\n`}
                   {Object.entries(result.response.headers)
                     .map(([k, v]) => `${k}: ${v}`)
@@ -138,7 +138,9 @@ export function ActionTest({ projectId, action, canConfigure }: { projectId: str
           {result.response ? (
             <details>
               <summary>What the model would be given</summary>
-              <pre>{result.response.forModel}</pre>
+              <pre aria-label="What the model would be given" tabIndex={0}>
+                {result.response.forModel}
+              </pre>
             </details>
           ) : null}
         </div>
