@@ -5,7 +5,7 @@ import type { components } from '../api/schema';
 import { ActionEditor } from '../components/actions/ActionEditor';
 import { ActionTest } from '../components/actions/ActionTest';
 import { CallLog } from '../components/actions/CallLog';
-import { ConfirmButton, StatusBadge } from '../components/kit/kit';
+import { ConfirmButton, EnableSwitch } from '../components/kit/kit';
 import '../components/kit/pages.css';
 import { FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
@@ -32,9 +32,6 @@ export function Actions() {
   const toggle = useMutation({
     mutationFn: async (a: Action) =>
       unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}/actions/{actionId}', { params: { path: { projectId, actionId: a.id } }, body: { enabled: !a.enabled } })),
-    // The switch moves at once; a refusal puts it back when the list is read again.
-    onMutate: (a) =>
-      queryClient.setQueryData<Action[]>(actionsKey(projectId), (list) => list?.map((x) => (x.id === a.id ? { ...x, enabled: !a.enabled } : x))),
     onSettled: refresh,
   });
   const remove = useMutation({
@@ -93,11 +90,7 @@ export function Actions() {
                     </code>
                   </td>
                   <td>
-                    <label className="checkbox">
-                      <input type="checkbox" checked={a.enabled} disabled={!perms.configure || toggle.isPending} onChange={() => toggle.mutate(a)} />
-                      <span className="sr-only">Enable {a.name}</span>
-                      <StatusBadge tone={a.enabled ? 'ok' : 'neutral'}>{a.enabled ? 'enabled' : 'disabled'}</StatusBadge>
-                    </label>
+                    <EnableSwitch label={`Enable ${a.name}`} checked={a.enabled} disabled={!perms.configure} onToggle={() => toggle.mutateAsync(a)} />
                   </td>
                   <td>
                     <div className="row">

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import type { components } from '../api/schema';
-import { ConfirmButton, errorsUnder, formLevelError, StatusBadge } from '../components/kit/kit';
+import { ConfirmButton, EnableSwitch, errorsUnder, formLevelError } from '../components/kit/kit';
 import '../components/kit/pages.css';
 import { Field, FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
@@ -35,9 +35,6 @@ export function Skills() {
   const toggle = useMutation({
     mutationFn: async (s: Skill) =>
       unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}/skills/{skillId}', { params: { path: { projectId, skillId: s.id } }, body: { enabled: !s.enabled } })),
-    // The switch moves at once; a refusal puts it back when the list is read again.
-    onMutate: (s) =>
-      queryClient.setQueryData<Skill[]>(skillsKey(projectId), (list) => list?.map((x) => (x.id === s.id ? { ...x, enabled: !s.enabled } : x))),
     onSettled: refresh,
   });
   const remove = useMutation({
@@ -83,11 +80,7 @@ export function Skills() {
                     {s.description ? <div className="muted">{s.description}</div> : null}
                   </td>
                   <td>
-                    <label className="checkbox">
-                      <input type="checkbox" checked={s.enabled} disabled={!perms.configure || toggle.isPending} onChange={() => toggle.mutate(s)} />
-                      <span className="sr-only">Enable {s.name}</span>
-                      <StatusBadge tone={s.enabled ? 'ok' : 'neutral'}>{s.enabled ? 'enabled' : 'disabled'}</StatusBadge>
-                    </label>
+                    <EnableSwitch label={`Enable ${s.name}`} checked={s.enabled} disabled={!perms.configure} onToggle={() => toggle.mutateAsync(s)} />
                   </td>
                   <td>
                     <div className="row">

@@ -106,3 +106,29 @@ export function prettyJson(value: unknown): string {
   }
   return JSON.stringify(value, null, 2) ?? String(value);
 }
+
+/**
+ * An on/off switch for a stored flag. It moves in the same event (a checkbox bound straight to the
+ * query cache would snap back until the server answered) and follows the stored value again once
+ * that is read back; a refused change (onToggle's promise rejects) puts it back at once.
+ */
+export function EnableSwitch({ label, checked, disabled, onToggle }: { label: string; checked: boolean; disabled: boolean; onToggle: (next: boolean) => Promise<unknown> }) {
+  const [shown, setShown] = useState(checked);
+  useEffect(() => setShown(checked), [checked]);
+  return (
+    <label className="checkbox">
+      <input
+        type="checkbox"
+        checked={shown}
+        disabled={disabled}
+        onChange={(e) => {
+          const next = e.target.checked;
+          setShown(next);
+          onToggle(next).catch(() => setShown(!next));
+        }}
+      />
+      <span className="sr-only">{label}</span>
+      <StatusBadge tone={shown ? 'ok' : 'neutral'}>{shown ? 'enabled' : 'disabled'}</StatusBadge>
+    </label>
+  );
+}
