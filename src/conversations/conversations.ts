@@ -85,7 +85,14 @@ export interface ConversationFilter {
   createdBefore?: string;
   /** Conversations without a message too (otherwise only those with at least one). */
   includeEmpty?: boolean;
+  /**
+   * By the ratings given in them: `positive` / `negative` have at least one rating of that kind,
+   * `any` at least one rating, `none` no rating at all.
+   */
+  feedback?: FeedbackFilter;
 }
+
+export type FeedbackFilter = 'positive' | 'negative' | 'any' | 'none';
 
 /**
  * One page of a project's conversations, newest `updatedAt` first (id breaks ties), keyset-paged so
@@ -112,6 +119,16 @@ export async function listConversations(
   if (filter.createdFrom) q = q.where('c.created_at', '>=', filter.createdFrom);
   if (filter.createdBefore) q = q.where('c.created_at', '<', filter.createdBefore);
   if (filter.status) q = q.where(statusCondition(filter.status, idleCutoff(project, at), 'c'));
+  if (filter.feedback) {
+    const wanted = filter.feedback;
+    // The unique (conversation_id, target) index serves this lookup per conversation.
+    q = q.where(({ exists, not, selectFrom }) => {
+      let rated = selectFrom('feedback as f').select('f.id').whereRef('f.conversation_id', '=', 'c.id');
+      if (wanted === 'positive') rated = rated.where('f.rating', '=', 'POSITIVE');
+      if (wanted === 'negative') rated = rated.where('f.rating', '=', 'NEGATIVE');
+      return wanted === 'none' ? not(exists(rated)) : exists(rated);
+    });
+  }
   return keysetPage(q, { time: 'c.updated_at', id: 'c.id' }, (r) => ({ time: r.updated_at, id: r.id }), { limit: page.limit, after });
 }
 

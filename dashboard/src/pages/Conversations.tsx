@@ -1,5 +1,166 @@
-import { PageHeader } from '../components/ui';
+import { useInfiniteQuery } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { Transcript } from '../components/conversations/Transcript';
+import { StatusBadge } from '../components/kit/kit';
+import '../components/kit/pages.css';
+import { Field, formatDateTime, Loading, PageHeader, QueryError } from '../components/ui';
+import { useProjectId } from '../lib/project';
 
+type Status = 'ACTIVE' | 'CLOSED';
+type FeedbackFilter = 'positive' | 'negative' | 'any' | 'none';
+
+export interface ConversationFilters {
+  status?: Status;
+  from?: string;
+  to?: string;
+  user?: string;
+  feedback?: FeedbackFilter;
+}
+
+export const conversationsKey = (projectId: string) => ['projects', projectId, 'conversations'] as const;
+
+/** A yyyy-mm-dd day as the UTC instant it starts at; `to` is inclusive, so its end is the next day. */
+function dayStart(day: string, plusDays = 0): string {
+  const d = new Date(`${day}T00:00:00.000Z`);
+  d.setUTCDate(d.getUTCDate() + plusDays);
+  return d.toISOString();
+}
+
+function filtersOf(params: URLSearchParams): ConversationFilters {
+  const status = params.get('status');
+  const feedback = params.get('feedback');
+  return {
+    status: status === 'ACTIVE' || status === 'CLOSED' ? status : undefined,
+    from: params.get('from') || undefined,
+    to: params.get('to') || undefined,
+    user: params.get('user') || undefined,
+    feedback: feedback === 'positive' || feedback === 'negative' || feedback === 'any' || feedback === 'none' ? feedback : undefined,
+  };
+}
+
+/** Conversations: the list with its filters (kept in the URL), or one conversation's transcript. */
 export function Conversations() {
-  return <PageHeader title="Conversations" />;
+  const { conversationId } = useParams();
+  if (conversationId) return <Transcript conversationId={conversationId} />;
+  return <ConversationList />;
+}
+
+function ConversationList() {
+  const projectId = useProjectId();
+  const [params, setParams] = useSearchParams();
+  const filters = filtersOf(params);
+  const [draft, setDraft] = useState<ConversationFilters>(filters);
+
+  const list = useInfiniteQuery({
+    queryKey: [...conversationsKey(projectId), filters],
+    initialPageParam: undefined as string | undefined,
+    queryFn: async ({ pageParam }) =>
+      unwrap(
+        await api.GET('/api/v1/admin/projects/{projectId}/conversations', {
+          params: {
+            path: { projectId },
+            query: {
+              limit: 25,
+              ...(filters.status ? { status: filters.status } : {}),
+              ...(filters.user ? { userId: filters.user } : {}),
+              ...(filters.from ? { from: dayStart(filters.from) } : {}),
+              ...(filters.to ? { to: dayStart(filters.to, 1) } : {}),
+              ...(filters.feedback ? { feedback: filters.feedback } : {}),
+              ...(pageParam ? { cursor: pageParam } : {}),
+            },
+          },
+        }),
+      ),
+    getNextPageParam: (last) => last.nextCursor,
+  });
+
+  const apply = (event: FormEvent) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    for (const [k, v] of Object.entries(draft)) if (v) next.set(k, String(v).trim());
+    setParams(next);
+  };
+  const clear = () => {
+    setDraft({});
+    setParams(new URLSearchParams());
+  };
+  const rows = list.data?.pages.flatMap((p) => p.conversations) ?? [];
+  const badDates = draft.from && draft.to && draft.to < draft.from ? 'The end date is before the start date.' : undefined;
+
+  return (
+    <>
+      <PageHeader title="Conversations" description="What your customers asked and what the agent answered." />
+      <form className="card filters" onSubmit={apply} aria-label="Filter conversations">
+        <Field label="Status">
+          {(p) => (
+            <select {...p} value={draft.status ?? ''} onChange={(e) => setDraft({ ...draft, status: (e.target.value || undefined) as Status | undefined })}>
+              <option value="">All</option>
+              <option value="ACTIVE">Active</option>
+              <option value="CLOSED">Closed</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Started from">
+          {(p) => <input {...p} type="date" value={draft.from ?? ''} onChange={(e) => setDraft({ ...draft, from: e.target.value || undefined })} />}
+        </Field>
+        <Field label="Started until" error={badDates}>
+          {(p) => <input {...p} type="date" value={draft.to ?? ''} onChange={(e) => setDraft({ ...draft, to: e.target.value || undefined })} />}
+        </Field>
+        <Field label="End user" hint="Your id of the user.">
+          {(p) => <input {...p} type="text" value={draft.user ?? ''} onChange={(e) => setDraft({ ...draft, user: e.target.value || undefined })} />}
+        </Field>
+        <Field label="Feedback">
+          {(p) => (
+            <select {...p} value={draft.feedback ?? ''} onChange={(e) => setDraft({ ...draft, feedback: (e.target.value || undefined) as FeedbackFilter | undefined })}>
+              <option value="">Any or none</option>
+              <option value="positive">Rated positive</option>
+              <option value="negative">Rated negative</option>
+              <option value="any">Rated</option>
+              <option value="none">Not rated</option>
+            </select>
+          )}
+        </Field>
+        <div className="row filter-buttons">
+          <button type="submit" disabled={!!badDates}>
+            Apply filters
+          </button>
+          <button type="button" className="secondary" onClick={clear}>
+            Clear
+          </button>
+        </div>
+      </form>
+      {list.isPending ? <Loading /> : null}
+      {list.isError ? <QueryError error={list.error} /> : null}
+      {list.data && rows.length === 0 ? (
+        <p role="status" className="muted">
+          No conversations match.
+        </p>
+      ) : null}
+      {rows.length ? (
+        <ul className="conversation-list" aria-label="Conversations">
+          {rows.map((c) => (
+            <li key={c.id} data-conversation-id={c.id}>
+              <Link to={`/p/${projectId}/conversations/${c.id}`} className="conversation-link">
+                <span className="conversation-who">{c.endUser ? (c.endUser.name ?? c.endUser.email ?? c.endUser.externalId) : 'Anonymous visitor'}</span>
+                <span className="conversation-preview">{c.lastMessagePreview ?? '(no messages)'}</span>
+              </Link>
+              <span className="meta">
+                <StatusBadge tone={c.status === 'ACTIVE' ? 'ok' : 'neutral'}>{c.status === 'ACTIVE' ? 'active' : 'closed'}</StatusBadge>
+                <span>{c.messageCount} messages</span>
+                <span>updated {formatDateTime(c.updatedAt)}</span>
+                {c.endUser ? <span>user {c.endUser.externalId}</span> : null}
+              </span>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {list.hasNextPage ? (
+        <button type="button" className="secondary" onClick={() => list.fetchNextPage()} disabled={list.isFetchingNextPage}>
+          Load more
+        </button>
+      ) : null}
+    </>
+  );
 }

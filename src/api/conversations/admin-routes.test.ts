@@ -100,6 +100,43 @@ describe.each(dialects)('admin API: conversations on $name', (dialect) => {
     expect(bad.json().details.map((d: { path: string }) => d.path).sort()).toEqual(['from', 'limit', 'status']);
   });
 
+  it('filters by feedback: positive, negative, any rating, none', async () => {
+    const p = await createProject(t, {}, 'Rated');
+    const rate = async (id: string, rating: 'POSITIVE' | 'NEGATIVE', onMessage = false) => {
+      const msgs = await t.deps.store.db.selectFrom('messages').select('id').where('conversation_id', '=', id).orderBy('seq').execute();
+      const payload = { conversationId: id, rating, ...(onMessage ? { messageId: msgs[1].id } : {}) };
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/feedback', headers: auth(p.publicKey), payload });
+      expect(res.statusCode).toBe(201);
+    };
+    const liked = await conversation(p, { messages: ['a', 'b'], minutesAgo: 4 });
+    const disliked = await conversation(p, { messages: ['a', 'b'], minutesAgo: 3 });
+    const mixed = await conversation(p, { messages: ['a', 'b'], minutesAgo: 2 });
+    const unrated = await conversation(p, { messages: ['a', 'b'], minutesAgo: 1 });
+    await rate(liked, 'POSITIVE');
+    await rate(disliked, 'NEGATIVE', true);
+    await rate(mixed, 'POSITIVE');
+    await rate(mixed, 'NEGATIVE', true);
+    // Another project's ratings never leak into this list.
+    const foreign = await conversation(b, { messages: ['a', 'b'] });
+    const fb = await t.app.inject({ method: 'POST', url: '/api/v1/chat/feedback', headers: auth(b.publicKey), payload: { conversationId: foreign, rating: 'POSITIVE' } });
+    expect(fb.statusCode).toBe(201);
+
+    const ids = async (query: string) => {
+      const res = await t.app.inject({ method: 'GET', url: `${base(p)}?${query}`, headers: adminAuth() });
+      expect(res.statusCode).toBe(200);
+      return res.json().conversations.map((c: AdminConversation) => c.id);
+    };
+    expect(await ids('feedback=positive')).toEqual([mixed, liked]);
+    expect(await ids('feedback=negative')).toEqual([mixed, disliked]);
+    expect(await ids('feedback=any')).toEqual([mixed, disliked, liked]);
+    expect(await ids('feedback=none')).toEqual([unrated]);
+    expect(await ids('feedback=negative&limit=1')).toEqual([mixed]);
+
+    const bad = await t.app.inject({ method: 'GET', url: `${base(p)}?feedback=great`, headers: adminAuth() });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'feedback' }] });
+  });
+
   it('pages with a cursor (limit 1..100) and rejects a bad cursor', async () => {
     const p = await createProject(t, {}, 'Pager');
     const ids: string[] = [];

@@ -14,6 +14,10 @@ export const adminConversationsQuery = z
     endUserId: z.string().min(1).max(64).optional().describe('AnswerDesk end-user id (`eu_…`).'),
     from: isoTime.optional().describe('Only conversations started at or after this time.'),
     to: isoTime.optional().describe('Only conversations started before this time.'),
+    feedback: z
+      .enum(['positive', 'negative', 'any', 'none'])
+      .optional()
+      .describe('positive / negative: with at least one rating of that kind; any: with a rating; none: without any.'),
     includeEmpty: z
       .enum(['true', 'false'])
       .default('false')

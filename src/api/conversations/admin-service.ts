@@ -4,6 +4,7 @@ import {
   getConversation,
   listConversations,
   type ConversationWithEndUser,
+  type FeedbackFilter,
 } from '../../conversations/conversations.js';
 import { listFeedback } from '../../conversations/feedback.js';
 import { listMessages } from '../../conversations/messages.js';
@@ -22,6 +23,7 @@ export interface AdminConversationFilter {
   from?: string;
   to?: string;
   includeEmpty?: boolean;
+  feedback?: FeedbackFilter;
 }
 
 export function toAdminConversation(row: ConversationWithEndUser, project: Project, at = Date.now()): AdminConversation {
@@ -68,6 +70,7 @@ export async function listAdminConversations(
       createdFrom: filter.from && new Date(filter.from).toISOString(),
       createdBefore: filter.to && new Date(filter.to).toISOString(),
       includeEmpty: filter.includeEmpty,
+      feedback: filter.feedback,
     },
     page,
     at,

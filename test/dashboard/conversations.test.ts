@@ -1,0 +1,188 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startKnowledgeWorker, type KnowledgeWorker } from '../../src/knowledge/jobs.js';
+import { chatClient } from '../chat-client.js';
+import { startActionEndpoint, type ActionEndpoint } from '../fakes/action-endpoint.js';
+import { auth, createProject, dialects } from '../helper.js';
+import { browserAvailable, expectAccessible, launchBrowser, newContext, screenshot, signIn, startDashboard, type DashboardStack } from './browser.js';
+import { adminApi, callFromPage, eventually, expectNoSidewaysScroll, seedUser } from './project-pages.js';
+
+interface AdminConversation {
+  id: string;
+  status: string;
+  closedAt: string | null;
+}
+
+/**
+ * The Conversations page in chromium against the real server. The conversations are real: the
+ * builtin model answers through POST /chat/messages from a knowledge source (with its citation) and
+ * by calling an action on a local endpoint, and the ratings go through POST /chat/feedback.
+ */
+describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations page ($name)', (dialect) => {
+  let stack: DashboardStack;
+  let worker: KnowledgeWorker;
+  let endpoint: ActionEndpoint;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    endpoint = await startActionEndpoint();
+    stack = await startDashboard(dialect, { ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' });
+    worker = startKnowledgeWorker(stack.t.deps, { pollMs: 50 });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.stop();
+    await stack?.close();
+    await endpoint?.close();
+  });
+
+  /** A project with one knowledge source, one action and three real conversations, two of them rated. */
+  async function seeded() {
+    const created = await createProject(stack.t, { model: 'builtin' }, 'Support shop');
+    const { project, publicKey } = created;
+    const source = await adminApi<{ source: { id: string } }>(stack.t, 'POST', `/projects/${project.id}/knowledge`, {
+      type: 'markdown',
+      title: 'Refund policy',
+      content: '# Refunds\n\nRefunds are paid back within five working days to the original payment method.',
+    });
+    await eventually(async () => {
+      const s = await adminApi<{ source: { status: string } }>(stack.t, 'GET', `/projects/${project.id}/knowledge/${source.body.source.id}`);
+      return s.body.source.status === 'ready' ? true : undefined;
+    }, 'knowledge ready');
+    const action = await adminApi(stack.t, 'POST', `/projects/${project.id}/actions`, {
+      name: 'track_order',
+      description: 'Look up where an order is and when it arrives.',
+      url: `${endpoint.base}/orders/{orderNumber}`,
+      parameters: { type: 'object', properties: { orderNumber: { type: 'string', pattern: '^A-\\d{4}$' } }, required: ['orderNumber'] },
+      examples: ['where is my order', 'track my order'],
+    });
+    expect(action.status).toBe(201);
+
+    const converse = async (text: string, user?: string) => {
+      const res = await stack.t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(publicKey), payload: user ? { endUserExternalId: user } : {} });
+      const conversationId = res.json().conversationId as string;
+      const { chat } = chatClient({ baseUrl: stack.origin, key: publicKey, conversationId });
+      await chat.sendMessage({ text });
+      const answer = chat.messages.at(-1)!;
+      return { conversationId, answerId: answer.id };
+    };
+    const rate = async (conversationId: string, messageId: string, rating: 'POSITIVE' | 'NEGATIVE', comment?: string) => {
+      const res = await stack.t.app.inject({ method: 'POST', url: '/api/v1/chat/feedback', headers: auth(publicKey), payload: { conversationId, messageId, rating, ...(comment ? { comment } : {}) } });
+      expect(res.statusCode).toBe(201);
+    };
+    const refund = await converse('How long do refunds take?', 'cust-42');
+    const order = await converse('Where is my order A-1234?');
+    const hello = await converse('Do you have gift cards?', 'cust-7');
+    // The stored ids of the answers (the stream's message ids are the stored ones).
+    const detail = async (id: string) => (await adminApi<{ messages: Array<{ id: string; role: string }> }>(stack.t, 'GET', `/projects/${project.id}/conversations/${id}`)).body;
+    const refundAnswer = (await detail(refund.conversationId)).messages.find((m) => m.role === 'assistant')!;
+    const orderAnswer = (await detail(order.conversationId)).messages.find((m) => m.role === 'assistant')!;
+    await rate(refund.conversationId, refundAnswer.id, 'NEGATIVE', 'Too slow for me');
+    await rate(order.conversationId, orderAnswer.id, 'POSITIVE');
+    return { ...created, refund: refund.conversationId, order: order.conversationId, hello: hello.conversationId };
+  }
+
+  it('filters by status, date, end user and feedback, shows the transcript with sources, tool calls and ratings, and closes', async () => {
+    const s = await seeded();
+    const agent = await seedUser(stack.t, { projectId: s.project.id, role: 'agent' });
+    const context = await newContext(browser);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, agent.email, agent.password);
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    const list = page.getByRole('list', { name: 'Conversations' });
+    const ids = async () => list.locator('li[data-conversation-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-conversation-id')));
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+
+    const apply = () => page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByLabel('Feedback').selectOption('negative');
+    await apply();
+    await expect.poll(ids).toEqual([s.refund]);
+    expect(page.url()).toContain('feedback=negative');
+    await page.getByLabel('Feedback').selectOption('any');
+    await apply();
+    await expect.poll(ids).toEqual([s.order, s.refund]);
+    await page.getByLabel('Feedback').selectOption('none');
+    await apply();
+    await expect.poll(ids).toEqual([s.hello]);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByLabel('End user').fill('cust-42');
+    await apply();
+    await expect.poll(ids).toEqual([s.refund]);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Started from').fill(today);
+    await page.getByLabel('Started until').fill(today);
+    await apply();
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+    await page.getByLabel('Started from').fill(tomorrow);
+    await page.getByLabel('Started until').fill('');
+    await apply();
+    await page.getByText('No conversations match.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.getByLabel('Status').selectOption('CLOSED');
+    await apply();
+    await page.getByText('No conversations match.').waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+    await expectAccessible(page, 'Conversations list');
+    await screenshot(page, `conversations-${dialect.name}`);
+
+    // The refund conversation: the answer as the user saw it, its source and the rating with its comment
+    await list.locator(`li[data-conversation-id="${s.refund}"] a`).click();
+    await page.getByRole('heading', { name: 'Conversation with cust-42', level: 1 }).waitFor();
+    const transcript = page.getByRole('list', { name: 'Transcript' });
+    await expect.poll(() => transcript.locator('li.msg.assistant .bubble').textContent()).toContain('five working days');
+    expect(await transcript.locator('li.msg.user .bubble').textContent()).toBe('How long do refunds take?');
+    expect(await transcript.locator('li.msg.assistant .msg-sources').textContent()).toContain('Refund policy');
+    expect(await transcript.locator('li.msg.assistant [data-rating="NEGATIVE"]').textContent()).toContain('Too slow for me');
+    await page.getByRole('link', { name: '← All conversations' }).click();
+
+    // The order conversation: the action call, its input and output
+    await list.locator(`li[data-conversation-id="${s.order}"] a`).click();
+    const tool = page.locator('details.tool-call', { hasText: 'track_order' });
+    await tool.waitFor();
+    await tool.locator('summary').click();
+    expect(await tool.textContent()).toMatch(/"orderNumber": "A-1234"[\s\S]*shipped/);
+    expect(await page.locator('li.msg.assistant [data-rating="POSITIVE"]').count()).toBe(1);
+    await expectAccessible(page, 'Conversation transcript');
+    await screenshot(page, `conversation-transcript-${dialect.name}`);
+
+    // An agent may close it: stored CLOSED, shown closed, the runtime refuses new messages
+    await page.getByRole('button', { name: 'Close conversation' }).click();
+    await page.locator('.facts').getByText('closed', { exact: true }).waitFor();
+    const stored = await adminApi<{ conversation: AdminConversation }>(stack.t, 'GET', `/projects/${s.project.id}/conversations/${s.order}`);
+    expect(stored.body.conversation).toMatchObject({ status: 'CLOSED', closedAt: expect.any(String) });
+    expect(await page.getByRole('button', { name: 'Close conversation' }).count()).toBe(0);
+    await page.getByRole('link', { name: '← All conversations' }).click();
+    await page.getByLabel('Status').selectOption('CLOSED');
+    await apply();
+    await expect.poll(ids).toEqual([s.order]);
+    await context.close();
+  }, 120_000);
+
+  it('lets a viewer read transcripts but not close them (the server refuses too), at 360 px', async () => {
+    const s = await seeded();
+    const viewer = await seedUser(stack.t, { projectId: s.project.id, role: 'viewer' });
+    const context = await newContext(browser, 360);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, viewer.email, viewer.password);
+    await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations/${s.refund}`);
+    await page.getByRole('list', { name: 'Transcript' }).locator('li.msg.assistant').waitFor();
+    expect(await page.getByRole('button', { name: 'Close conversation' }).isDisabled()).toBe(true);
+    const refused = await callFromPage(page, 'POST', `/api/v1/admin/projects/${s.project.id}/conversations/${s.refund}/close`);
+    expect(refused).toEqual({ status: 403, body: { error: 'Forbidden' } });
+    const stored = await adminApi<{ conversation: AdminConversation }>(stack.t, 'GET', `/projects/${s.project.id}/conversations/${s.refund}`);
+    expect(stored.body.conversation.status).toBe('ACTIVE');
+    await expectNoSidewaysScroll(page, 'Conversation transcript');
+    await expectAccessible(page, 'Conversation transcript (viewer, 360 px)');
+    await screenshot(page, `conversation-viewer-360-${dialect.name}`);
+    await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations`);
+    await page.getByRole('list', { name: 'Conversations' }).waitFor();
+    await expectNoSidewaysScroll(page, 'Conversations');
+    await context.close();
+  }, 120_000);
+});
