@@ -7,6 +7,7 @@ import {
 } from '../../conversations/conversations.js';
 import { listFeedback } from '../../conversations/feedback.js';
 import { listMessages } from '../../conversations/messages.js';
+import { handoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
@@ -22,6 +23,7 @@ export interface AdminConversationFilter {
   from?: string;
   to?: string;
   includeEmpty?: boolean;
+  handoff?: 'requested' | 'active' | 'any';
 }
 
 export function toAdminConversation(row: ConversationWithEndUser, project: Project, at = Date.now()): AdminConversation {
@@ -44,6 +46,7 @@ export function toAdminConversation(row: ConversationWithEndUser, project: Proje
             verified: row.end_user_verified_at !== null,
           }
         : null,
+    handoff: handoffState(row),
   };
 }
 
@@ -68,6 +71,7 @@ export async function listAdminConversations(
       createdFrom: filter.from && new Date(filter.from).toISOString(),
       createdBefore: filter.to && new Date(filter.to).toISOString(),
       includeEmpty: filter.includeEmpty,
+      handoff: filter.handoff,
     },
     page,
     at,
