@@ -53,7 +53,7 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     return parseAnswer(await res.text());
   }
 
-  const requestHandoff = (p: CreatedProject, id: string, payload?: unknown) =>
+  const requestHandoff = (p: CreatedProject, id: string, payload?: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey), ...(payload !== undefined ? { payload } : {}) });
   const conversation = async (p: CreatedProject, id: string) => {
     const res = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${id}`, headers: auth(p.publicKey) });
@@ -66,7 +66,7 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     return res.json();
   };
   const rows = (id: string) => t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', id).orderBy('seq').execute();
-  const admin = (p: CreatedProject, id: string, action: string, payload?: unknown) =>
+  const admin = (p: CreatedProject, id: string, action: string, payload?: Record<string, unknown>) =>
     t.app.inject({
       method: 'POST',
       url: `/api/v1/admin/projects/${p.project.id}/conversations/${id}/${action}`,
