@@ -1,7 +1,8 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { getConversation } from '../../conversations/conversations.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { ValidationError } from '../../lib/errors.js';
+import { BadRequest, ValidationError } from '../../lib/errors.js';
 import { checkIdentity } from '../identity/verify.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
@@ -21,6 +22,15 @@ import { conversationIdParams, conversationNotFound, errorSchema, handoffRespons
 import { toMessage } from './service.js';
 
 const ADMIN_BASE = `${API_PREFIX}/admin/projects/:projectId/conversations`;
+
+/**
+ * The dashboard user making the call, as the person who takes over or replies; null for the admin
+ * token and secret keys, which name the person in the body.
+ */
+function sessionPerson(request: FastifyRequest): { id: string; name: string } | null {
+  const caller = request.caller;
+  return caller?.type === 'user' ? { id: caller.session.user.id, name: caller.session.user.name || caller.session.user.email } : null;
+}
 
 /** Reads `Last-Event-ID`: a message position (a non-negative integer), else a validation error. */
 function readLastEventId(header: string | string[] | undefined): number | undefined {
@@ -96,13 +106,14 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   app.post(`${ADMIN_BASE}/:conversationId/assign`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'work' },
     schema: {
       tags: ['conversations'],
       operationId: 'assignConversation',
       summary: 'Take a conversation over',
       description:
-        'A person takes the conversation (accepting a request, or taking over from the agent): its handoff becomes `active` with them as assignee, and the agent stops answering in it until it is handed back. Assigning another person reassigns it.',
+        'A person takes the conversation (accepting a request, or taking over from the agent): its handoff becomes `active` with them as assignee, and the agent stops answering in it until it is handed back. Assigning another person reassigns it. ' +
+        'A dashboard user without `assignee` assigns it to themselves ("assign to me"); the admin token and secret keys name the person.',
       params: adminConversationParams,
       body: assignBody,
       response: {
@@ -113,38 +124,45 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      const { id, name } = request.body.assignee;
-      const row = await takeOver(deps, project, request.params.conversationId, { id: id ?? null, name });
+      const person = request.body?.assignee ?? sessionPerson(request);
+      if (!person) throw ValidationError([{ path: 'assignee', message: 'Name the person who takes the conversation' }]);
+      const row = await takeOver(deps, project, request.params.conversationId, { id: person.id ?? null, name: person.name });
       return { conversation: toAdminConversation(row, project) };
     },
   });
 
   app.post(`${ADMIN_BASE}/:conversationId/messages`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'work' },
     schema: {
       tags: ['conversations'],
       operationId: 'postHumanMessage',
       summary: "Reply as a person",
       description:
         "Stores a person's reply as an `assistant` message with `author: {type: \"human\", id, name}` and sends it to the end user's widget live. " +
+        'A dashboard user replies as themselves (no `author`); the admin token and secret keys may name the person in `author`. ' +
         'A conversation that was not with a person yet becomes theirs (`active`), so the agent does not answer over them.',
       params: adminConversationParams,
       body: humanMessageBody,
       response: {
         201: humanMessageCreated,
+        400: errorSchema.describe('A validation error, or `author` sent by a signed-in dashboard user.'),
         ...adminErrors,
         409: errorSchema.describe('The conversation is closed: `{"error":"Conversation is closed"}`.'),
       },
     },
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
-      const { message, conversation } = await postHumanReply(deps, project, request.params.conversationId, request.body);
+      // A dashboard user always writes as themselves; a token or a key says who writes.
+      const me = sessionPerson(request);
+      if (me && request.body.author) throw BadRequest('A signed-in user replies as themselves: leave out `author`');
+      const input = me ? { content: request.body.content, author: me } : request.body;
+      const { message, conversation } = await postHumanReply(deps, project, request.params.conversationId, input);
       return reply.code(201).send({ message: toMessage(message), conversation: toAdminConversation(conversation, project) });
     },
   });
 
   app.post(`${ADMIN_BASE}/:conversationId/handback`, {
-    config: { auth: 'admin' },
+    config: { auth: 'admin', permission: 'work' },
     schema: {
       tags: ['conversations'],
       operationId: 'handBackConversation',

@@ -13,10 +13,12 @@ export const assignBody = z
         name: personName.describe('Shown to the end user beside the replies.'),
       })
       .strict()
-      .describe('The person taking the conversation.'),
+      .optional()
+      .describe('The person taking the conversation. Default for a signed-in dashboard user: themselves.'),
   })
   .strict()
-  .meta({ id: 'AssignConversationRequest', description: 'Who takes the conversation over.' });
+  .nullish()
+  .meta({ id: 'AssignConversationRequest', description: 'Who takes the conversation over; optional for a signed-in dashboard user.' });
 
 export const humanMessageBody = z
   .object({

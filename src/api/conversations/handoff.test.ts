@@ -4,6 +4,8 @@ import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../../t
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { chunkTypes, parseAnswer, streamedText } from '../../../test/ui-stream.js';
 import { HANDOFF_REPLY, HANDOFF_TOOL } from '../../agent/handoff-tool.js';
+import { createUser } from '../../accounts/users.js';
+import { base62 } from '../../lib/ids.js';
 import type { ProjectSettings } from '../../projects/project.js';
 import type { CreatedProject } from '../../projects/projects.js';
 import type { HandoffDoc } from './schema.js';
@@ -261,5 +263,37 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     await admin(p, id, 'handback');
     await send(p, id, 'And gift wrapping?');
     expect((await conversation(p, id)).handoff).toBeNull();
+  });
+
+  it('a dashboard user takes over as themselves ("assign to me") and replies under their own name; a viewer may not', async () => {
+    const { p, id } = await setup();
+    const SAME_ORIGIN = { host: 'dash.example', 'sec-fetch-site': 'same-origin', origin: 'http://dash.example' };
+    const signIn = async (role: 'agent' | 'viewer') => {
+      const email = `${role}-${base62(8).toLowerCase()}@example.com`;
+      const u = await createUser(t.deps.store.db, { email, name: `Alex ${role}`, role: 'member', password: 'correct horse battery', memberships: [{ projectId: p.project.id, role }] });
+      const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: SAME_ORIGIN, payload: { email, password: 'correct horse battery' } });
+      const cookie = /answerdesk_session=([^;]*)/.exec(String(res.headers['set-cookie']))![1];
+      return { user: u, headers: { ...SAME_ORIGIN, cookie: `answerdesk_session=${cookie}` } };
+    };
+    const agent = await signIn('agent');
+    const post = (headers: Record<string, string>, action: string, payload?: Record<string, unknown>) =>
+      t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/conversations/${id}/${action}`, headers, ...(payload ? { payload } : {}) });
+
+    const mine = await post(agent.headers, 'assign');
+    expect(mine.statusCode).toBe(200);
+    expect(mine.json().conversation.handoff.assignee).toEqual({ id: agent.user.id, name: 'Alex agent' });
+    const reply = await post(agent.headers, 'messages', { content: 'Hello, Alex here.' });
+    expect(reply.statusCode).toBe(201);
+    expect(reply.json().message.author).toEqual({ type: 'human', id: agent.user.id, name: 'Alex agent' });
+    const posing = await post(agent.headers, 'messages', { content: 'Hi', author: { name: 'Someone else' } });
+    expect(posing.statusCode).toBe(400);
+
+    const viewer = await signIn('viewer');
+    expect((await post(viewer.headers, 'handback')).statusCode).toBe(403);
+    expect((await post(agent.headers, 'handback')).json().conversation.handoff).toBeNull();
+    // Without a session the person must be named.
+    const nameless = await admin(p, id, 'assign', {});
+    expect(nameless.statusCode).toBe(400);
+    expect(nameless.json().error).toBe('Validation error');
   });
 });

@@ -8,9 +8,8 @@ import {
   type HandoffState,
 } from '../../conversations/handoff.js';
 import { notifyConversation } from '../../conversations/live.js';
-import { findMessage, type MessageRow } from '../../conversations/messages.js';
+import { findMessage } from '../../conversations/messages.js';
 import type { AppDeps } from '../../deps.js';
-import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import type { Project } from '../../projects/project.js';
 
 /**
@@ -26,17 +25,6 @@ export function handoffStream(conversationId: string, handoff: HandoffState): Re
       writer.write({ type: 'finish', finishReason: 'stop' });
     },
   });
-}
-
-/**
- * An answer that "declined": the agent looked in the help content and found nothing to answer with
- * (it searched, cited nothing, called no action). Small talk searches nothing and so never counts.
- */
-export function declinedAnswer(row: MessageRow): boolean {
-  if (row.status !== 'complete' || row.sources) return false;
-  const parts = (row.parts ? JSON.parse(row.parts) : []) as Array<{ type?: string }>;
-  const tools = parts.filter((p) => typeof p.type === 'string' && (p.type.startsWith('tool-') || p.type === 'dynamic-tool'));
-  return tools.length > 0 && tools.every((p) => p.type === `tool-${KNOWLEDGE_TOOL}`);
 }
 
 /**
@@ -58,7 +46,7 @@ export async function afterAnswer(
     let handoff = await getHandoff(db, conv.id);
     let changed = handoff !== null;
     if (row && row.status === 'complete' && handoff === null) {
-      const streak = await recordAnswerDeclined(db, conv.id, declinedAnswer(row));
+      const streak = await recordAnswerDeclined(db, conv.id, row.outcome === 'declined');
       const policy = handoffPolicy(project);
       if (policy.enabled && policy.afterDeclined && streak >= policy.afterDeclined) {
         const result = await requestHandoff(db, conv, {

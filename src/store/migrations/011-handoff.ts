@@ -4,8 +4,8 @@ import type { Kysely, Migration } from 'kysely';
  * Human handoff. A conversation's handoff state lives on its row (null, requested or active, with
  * who asked and who took it); an assistant message says who wrote it (`author_type` `agent` or
  * `human`, and the person's id and name), so a person's replies stay `assistant` messages for the
- * contract and for AI SDK clients. `declined_streak` counts the agent's answers in a row that
- * declined, for the "hand off after N declined answers" policy.
+ * contract and for AI SDK clients. `declined_streak` counts the agent's answers in a row whose
+ * outcome (migration 009) was `declined`, for the "hand off after N declined answers" policy.
  */
 export const handoff: Migration = {
   async up(db: Kysely<any>) {
