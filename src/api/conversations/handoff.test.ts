@@ -23,7 +23,11 @@ describe.each(dialects)('handoff on $name', (dialect) => {
 
   beforeAll(async () => {
     fake = await startFakeOpenAICompatible();
-    t = await createTestApp({ dialect, env: { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, OPENAI_COMPATIBLE_API_KEY: 'sk-fake' } });
+    t = await createTestApp({
+      dialect,
+      // Webhook endpoints on this machine (they are never called here: no delivery worker runs).
+      env: { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, OPENAI_COMPATIBLE_API_KEY: 'sk-fake', ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' },
+    });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   });
@@ -295,5 +299,51 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     const nameless = await admin(p, id, 'assign', {});
     expect(nameless.statusCode).toBe(400);
     expect(nameless.json().error).toBe('Validation error');
+  });
+
+  it('writes conversation.handoff_requested (transcript, summary), handoff_accepted and handed_back to the webhook outbox', async () => {
+    const { p, id } = await setup();
+    const hook = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${p.project.id}/webhooks`,
+      headers: adminAuth(),
+      payload: {
+        url: 'http://127.0.0.1:9/hooks',
+        events: ['conversation.handoff_requested', 'conversation.handoff_accepted', 'conversation.handed_back', 'message.created'],
+      },
+    });
+    expect(hook.statusCode).toBe(201);
+    fake.enqueue({ text: 'Let me look.' });
+    await send(p, id, 'My parcel 1234 never arrived');
+    await requestHandoff(p, id, { reason: 'Wants a refund for a lost parcel' });
+    await requestHandoff(p, id, { reason: 'Again' });
+    await admin(p, id, 'assign', { assignee: { id: 'user_dana', name: 'Dana' } });
+    await admin(p, id, 'messages', { content: 'Refund issued.' });
+    await admin(p, id, 'handback');
+    await admin(p, id, 'handback');
+
+    const events = await t.deps.store.db
+      .selectFrom('webhook_events')
+      .select(['type', 'payload'])
+      .where('project_id', '=', p.project.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    const bodies = events.map((e) => JSON.parse(e.payload) as { type: string; data: Record<string, any> });
+    const handoffEvents = bodies.filter((b) => b.type.startsWith('conversation.'));
+    // Repeats that changed nothing sent nothing.
+    expect(handoffEvents.map((b) => b.type)).toEqual(['conversation.handoff_requested', 'conversation.handoff_accepted', 'conversation.handed_back']);
+    const requested = handoffEvents[0]!.data;
+    expect(requested.conversation).toEqual({ id, projectId: p.project.id });
+    expect(requested.handoff).toMatchObject({ status: 'requested', reason: 'Wants a refund for a lost parcel', via: 'user' });
+    expect(requested.summary).toBe('Wants a refund for a lost parcel. Last message from the user: "My parcel 1234 never arrived"');
+    expect(requested.transcript.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ['user', 'My parcel 1234 never arrived'],
+      ['assistant', 'Let me look.'],
+    ]);
+    expect(handoffEvents[1]!.data.handoff).toMatchObject({ status: 'active', assignee: { id: 'user_dana', name: 'Dana' } });
+    expect(handoffEvents[2]!.data.previous).toMatchObject({ status: 'active', assignee: { name: 'Dana' } });
+    const human = bodies.find((b) => b.type === 'message.created' && b.data.message.content === 'Refund issued.');
+    expect(human!.data.message.author).toEqual({ type: 'human', id: 'user_dana', name: 'Dana' });
   });
 });
