@@ -142,7 +142,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   await app.register(cors, {
     origin: true,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-user-hmac', 'x-user-token', 'if-none-match'],
+    allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-user-hmac', 'x-user-token', 'if-none-match', 'last-event-id'],
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: 600,
   });

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ModelRegistry } from './agent/models.js';
 import type { Config } from './config.js';
+import { createEventBus, type EventBus } from './events/bus.js';
+import { createMemoryBus } from './events/memory.js';
 import { waitingJobCount } from './knowledge/jobs.js';
 import { createKnowledgeRuntime, type KnowledgeRuntime } from './knowledge/runtime.js';
 import { createMetrics, type Metrics } from './lib/metrics.js';
@@ -29,15 +31,33 @@ export interface AppDeps {
   tracing: Tracing | null;
   /** This server's own endpoints that actions may call on a loopback address (the demo's order look-up). */
   localEndpoints: LocalEndpoints;
+  /** Live events (new messages, handoff changes): in memory, or Redis pub/sub across nodes when REDIS_URL is set. */
+  events: EventBus;
 }
 
 /** The deps around an open store and rate limiter. */
-export function createDeps(config: Config, store: Store, limiter: RateLimiter, tracing: Tracing | null = null): AppDeps {
+export function createDeps(
+  config: Config,
+  store: Store,
+  limiter: RateLimiter,
+  tracing: Tracing | null = null,
+  events: EventBus = createMemoryBus(),
+): AppDeps {
   const metrics = createMetrics(config.ANSWERDESK_METRICS_TOKEN !== undefined, {
     queueDepth: () => waitingJobCount(store.db),
     pool: () => store.poolStats(),
   });
-  return { config, store, limiter, models: new ModelRegistry(config), knowledge: createKnowledgeRuntime(config, store), metrics, tracing, localEndpoints: new LocalEndpoints() };
+  return {
+    config,
+    store,
+    limiter,
+    models: new ModelRegistry(config),
+    knowledge: createKnowledgeRuntime(config, store),
+    metrics,
+    tracing,
+    localEndpoints: new LocalEndpoints(),
+    events,
+  };
 }
 
 /** Opens the infrastructure named by the config (database, rate-limit store) and builds the deps. */
@@ -51,7 +71,14 @@ export async function openDeps(config: Config): Promise<AppDeps> {
       connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
       commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     });
-    return createDeps(config, store, limiter, tracing);
+    let events: EventBus;
+    try {
+      events = await createEventBus(config.REDIS_URL, { connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS });
+    } catch (err) {
+      await limiter.close();
+      throw err;
+    }
+    return createDeps(config, store, limiter, tracing, events);
   } catch (err) {
     await store.close();
     await tracing?.shutdown();

@@ -20,6 +20,7 @@ import { skillRoutes } from './api/skills/routes.js';
 import { widgetScriptRoutes } from './api/widget-script/routes.js';
 import { widgetRoutes } from './api/widget/routes.js';
 import { webhookRoutes } from './api/webhooks/routes.js';
+import { handoffRoutes } from './api/conversations/handoff-routes.js';
 
 /** Every resource's routes. A new resource adds one line here. */
 export const routes: FastifyPluginAsync = async (app) => {
@@ -44,4 +45,5 @@ export const routes: FastifyPluginAsync = async (app) => {
   await app.register(dashboardRoutes);
   await app.register(evalRoutes);
   await app.register(gapRoutes);
+  await app.register(handoffRoutes);
 };

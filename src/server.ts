@@ -165,6 +165,7 @@ function shutDownOnSignals(app: FastifyInstance, deps: AppDeps, knowledgeWorker:
     await workerStopped;
     await webhooksStopped;
     await deps.limiter.close();
+    await deps.events.close();
     await deps.store.close();
     // The spans still buffered go to the collector before the process ends.
     await deps.tracing?.shutdown().catch((err: unknown) => app.log.warn({ err }, 'could not send the last traces'));

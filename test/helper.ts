@@ -3,6 +3,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createDeps, type AppDeps } from '../src/deps.js';
+import { createEventBus } from '../src/events/bus.js';
 import { base62 } from '../src/lib/ids.js';
 import { createRateLimiter } from '../src/limits/index.js';
 import type { ProjectSettings } from '../src/projects/project.js';
@@ -46,6 +47,9 @@ export interface TestAppOptions {
   logger?: boolean | Record<string, unknown>;
   /** PostgreSQL: application_name of the app's connections, to find them in pg_stat_activity. */
   applicationName?: string;
+  /** A Redis URL for the events bus (memory otherwise); apps with the same `eventsPrefix` hear each other. */
+  eventsRedisUrl?: string;
+  eventsPrefix?: string;
 }
 
 /**
@@ -70,7 +74,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     connectTimeoutMs: config.REDIS_CONNECT_TIMEOUT_MS,
     commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
   });
-  const deps = createDeps(config, store, limiter);
+  const events = await createEventBus(options.eventsRedisUrl, { prefix: options.eventsPrefix ?? `test:${base62(10)}:` });
+  const deps = createDeps(config, store, limiter, null, events);
   const app = await buildApp(deps, { logger: options.logger ?? false });
   await app.ready();
   return {
@@ -80,6 +85,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     async close() {
       await app.close();
       await limiter.close();
+      await events.close();
       if (options.store) return;
       await store.close();
       if (schema) {

@@ -7,6 +7,7 @@ import { actionTools } from '../actions/tools.js';
 import type { KnowledgeDeps } from '../knowledge/runtime.js';
 import { knowledgeTools } from '../knowledge/tool.js';
 import type { LocalEndpoints } from '../lib/local-endpoints.js';
+import { handoffTools } from './handoff-tool.js';
 import type { Project } from '../projects/project.js';
 import type { ModelRegistry } from './models.js';
 
@@ -64,11 +65,14 @@ const actionsPart: ToolFactory = async (ctx) => {
   });
 };
 
+/** The handoff part: `request_handoff`, when the project lets conversations go to a person. */
+const handoffPart: ToolFactory = async (ctx) => handoffTools({ db: ctx.deps.store.db, project: ctx.project, conversationId: ctx.conversationId });
+
 /**
  * Every tool factory. Each part adds one line here; the agent offers the union of their tools to the
  * model, so a real model and the builtin one see exactly the same tools.
  */
-export const toolFactories: ToolFactory[] = [knowledgePart, actionsPart];
+export const toolFactories: ToolFactory[] = [knowledgePart, actionsPart, handoffPart];
 
 /**
  * Runs every factory and merges their tools. A factory that fails is logged and left out, so one

@@ -38,6 +38,14 @@ export async function createConversation(db: Db, projectId: string, endUserExter
     closed_at: null,
     created_at: at,
     updated_at: at,
+    handoff_status: null,
+    handoff_reason: null,
+    handoff_via: null,
+    handoff_requested_at: null,
+    handoff_assignee_id: null,
+    handoff_assignee_name: null,
+    handoff_accepted_at: null,
+    declined_streak: 0,
   };
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('conversations').values(row).execute();
@@ -90,6 +98,8 @@ export interface ConversationFilter {
    * `any` at least one rating, `none` no rating at all.
    */
   feedback?: FeedbackFilter;
+  /** Only conversations in this handoff state (`any`: requested or active), the inbox of people. */
+  handoff?: 'requested' | 'active' | 'any';
 }
 
 export type FeedbackFilter = 'positive' | 'negative' | 'any' | 'none';
@@ -118,6 +128,8 @@ export async function listConversations(
   if (!filter.includeEmpty) q = q.where('c.message_count', '>', 0);
   if (filter.createdFrom) q = q.where('c.created_at', '>=', filter.createdFrom);
   if (filter.createdBefore) q = q.where('c.created_at', '<', filter.createdBefore);
+  if (filter.handoff === 'any') q = q.where('c.handoff_status', 'is not', null);
+  else if (filter.handoff) q = q.where('c.handoff_status', '=', filter.handoff);
   if (filter.status) q = q.where(statusCondition(filter.status, idleCutoff(project, at), 'c'));
   if (filter.feedback) {
     const wanted = filter.feedback;

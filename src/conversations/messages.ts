@@ -34,6 +34,29 @@ export async function lastMessages(db: Db, conversationId: string, n: number): P
   return rows.reverse();
 }
 
+/** Current messages of a conversation after position `seq`, oldest first (the live stream's catch-up). */
+export async function messagesAfter(db: Db, conversationId: string, seq: number, limit = 200): Promise<MessageRow[]> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('seq', '>', seq)
+    .where('superseded_by', 'is', null)
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
+}
+
+/** The highest position in a conversation (0 when it has no message). */
+export async function lastSeq(db: Db, conversationId: string): Promise<number> {
+  const top = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return Number(top?.seq ?? 0);
+}
+
 /** The message `messageId` of this conversation, if it is one. */
 export async function findMessage(db: Db, conversationId: string, messageId: string): Promise<MessageRow | undefined> {
   return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('conversation_id', '=', conversationId).executeTakeFirst();
@@ -57,7 +80,11 @@ export interface NewMessage {
   id?: string;
   /** A regenerated answer: the id of the answer it replaces, which is then marked superseded. */
   supersedes?: string;
+  /** Who wrote an assistant message; default the agent. A person's reply is `{type:'human', id?, name}`. */
+  author?: MessageAuthor;
 }
+
+export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | null; name: string };
 
 /**
  * Appends a message and updates the conversation's count, preview, last role and updatedAt, in one
@@ -107,6 +134,9 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
       outcome: msg.role === 'assistant' ? (msg.outcome ?? null) : null,
       created_at: at,
       updated_at: at,
+      author_type: msg.role === 'assistant' ? (msg.author?.type ?? 'agent') : null,
+      author_id: msg.author?.type === 'human' ? (msg.author.id ?? null) : null,
+      author_name: msg.author?.type === 'human' ? msg.author.name : null,
     };
     await trx.insertInto('messages').values(row).execute();
     await trx
@@ -127,6 +157,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
         content: row.content,
         status: row.status,
         outcome: row.outcome,
+        ...(row.author_type ? { author: row.author_type === 'human' ? { type: 'human', id: row.author_id, name: row.author_name } : { type: 'agent' } } : {}),
         sources: msg.sources ?? null,
         ...(replaced ? { supersedes: msg.supersedes } : {}),
         createdAt: at,

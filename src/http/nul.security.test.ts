@@ -167,6 +167,9 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     'PATCH /api/v1/admin/projects/{projectId}/webhooks/{webhookId}': { url: 'http://localhost:9/hook2', events: ['feedback.created'], description: 'Renamed' },
     'POST /api/v1/admin/projects/{projectId}/webhooks/{webhookId}/secret/rotate': { previousSecretValidForSeconds: 60 },
     'POST /api/v1/admin/projects/{projectId}/knowledge': { type: 'faq', title: 'FAQ', items: [{ question: 'Do you ship abroad?', answer: 'Yes, to the EU.' }] },
+    'POST /api/v1/chat/conversations/{conversationId}/handoff': { reason: 'Wants a person' },
+    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/assign': { assignee: { id: 'user_1', name: 'Dana' } },
+    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/messages': { content: 'Hello from Dana', author: { id: 'user_1', name: 'Dana' } },
   });
 
   it('answers 400 Validation error for U+0000 in any path parameter, query parameter or body field of every route', async () => {

@@ -21,12 +21,39 @@ export const widgetSettingsSchema = z
     fontFamily: z.string().min(1).max(200).regex(/^[^;{}<>]+$/, 'Expected a CSS font-family list'),
     fabIcon: z.string().max(2048).describe('Icon of the launcher button: a URL, a data: URL or an emoji.'),
     fabText: z.string().max(40).describe('Optional text beside the launcher icon.'),
+    starterQuestions: z
+      .array(z.string().trim().min(1).max(120))
+      .max(6)
+      .describe('Questions offered as buttons on the home screen; none by default.'),
   })
   .partial()
   .strict()
   .meta({ id: 'WidgetSettings', description: 'The customisable fields of WidgetConfig; each overrides the default.' });
 
 const rpm = z.number().int().min(1).max(1_000_000);
+
+export const handoffSettingsSchema = z
+  .object({
+    enabled: z
+      .boolean()
+      .describe('Whether end users and the agent can ask for a person (default true). Off: no widget button, no request_handoff tool; teammates can still take over.'),
+    afterDeclined: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .nullable()
+      .describe('Hand off after this many declined answers in a row (the agent searched and found nothing to answer with); null or absent: never.'),
+    onNegativeFeedback: z.boolean().describe('Hand off when the end user rates an answer NEGATIVE (default false).'),
+    officeHoursText: z
+      .string()
+      .max(500)
+      .nullable()
+      .describe('Shown in the widget while waiting for a person, e.g. "We reply Mon–Fri, 9:00–17:00 CET."'),
+  })
+  .partial()
+  .strict()
+  .meta({ id: 'HandoffSettings', description: 'When and how a conversation is handed to a person.' });
 
 export const projectSettingsSchema = z
   .object({
@@ -51,6 +78,7 @@ export const projectSettingsSchema = z
       .partial()
       .strict()
       .describe('Requests per minute per client address, per bucket.'),
+    handoff: handoffSettingsSchema,
   })
   .partial()
   .strict()

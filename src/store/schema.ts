@@ -49,6 +49,17 @@ export interface ConversationsTable {
   closed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Handoff to a person (migration 011): null, `requested` (waiting for a person) or `active`. */
+  handoff_status: 'requested' | 'active' | null;
+  handoff_reason: string | null;
+  /** How the handoff came: `user` (the widget's button / the API), `agent` (the model's tool), `policy`, `teammate`. */
+  handoff_via: string | null;
+  handoff_requested_at: string | null;
+  handoff_assignee_id: string | null;
+  handoff_assignee_name: string | null;
+  handoff_accepted_at: string | null;
+  /** The agent's answers in a row that declined (reset by any other answer, a person's reply, a hand-back). */
+  declined_streak: Generated<number>;
 }
 
 export interface MessagesTable {
@@ -73,6 +84,10 @@ export interface MessagesTable {
   outcome: MessageOutcome | null;
   created_at: string;
   updated_at: string;
+  /** Who wrote an assistant message (migration 011): `agent`, `human`, or null (stored before authorship). */
+  author_type: 'agent' | 'human' | null;
+  author_id: string | null;
+  author_name: string | null;
 }
 
 /** What an assistant message did: see migration 009. */

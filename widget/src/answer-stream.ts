@@ -1,4 +1,4 @@
-import type { ChatMessage } from './types.js';
+import type { ChatMessage, Handoff } from './types.js';
 import { readUIMessageStream, type UIChunk } from './ui-stream.js';
 
 /** Where a streamed answer goes: the message being built and the screen-reader announcer. */
@@ -13,6 +13,8 @@ export interface AnswerOutcome {
   finished: boolean;
   /** The `error` chunk's text, meant for the visitor. */
   error: string | null;
+  /** The conversation's handoff, when the stream said (a `data-handoff` part, or the agent's request_handoff tool). */
+  handoff?: Handoff;
 }
 
 /**
@@ -57,8 +59,14 @@ export async function applyAnswerStream(body: ReadableStream<Uint8Array>, sink: 
       case 'tool-input-available':
         tool(chunk.toolCallId, chunk.toolName, 'running');
         break;
-      case 'tool-output-available':
+      case 'tool-output-available': {
         tool(chunk.toolCallId, undefined, 'done');
+        const out = chunk.output as { handoff?: Handoff } | undefined;
+        if (out && typeof out === 'object' && 'handoff' in out) outcome.handoff = out.handoff ?? null;
+        break;
+      }
+      case 'data-handoff':
+        outcome.handoff = (chunk.data as Handoff) ?? null;
         break;
       case 'tool-input-error':
       case 'tool-output-error':

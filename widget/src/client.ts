@@ -38,12 +38,12 @@ export class ApiClient {
   }
 
   /** Sends a request; resolves with the Response when 2xx, otherwise throws ApiError / NetworkError. */
-  async request(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, extra?: Record<string, string>): Promise<Response> {
     let response: Response;
     try {
       response = await fetch(`${this.base}${path}`, {
         method,
-        headers: this.headers(body !== undefined),
+        headers: { ...this.headers(body !== undefined), ...extra },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal,
         // Anonymous visitors are told apart by what the widget stores, never by cookies.

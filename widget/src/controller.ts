@@ -1,9 +1,10 @@
 import { applyAnswerStream } from './answer-stream.js';
 import { ApiClient, ApiError, describeError } from './client.js';
 import { Emitter } from './emitter.js';
+import { followConversation } from './live-events.js';
 import { collectPageContext } from './page-context.js';
 import { clearState, loadState, saveState } from './storage.js';
-import { DEFAULT_CONFIG, type ChatMessage, type ConversationSummary, type HistoryMessage, type InitOptions, type Skill, type WidgetConfig, type WidgetUser } from './types.js';
+import { DEFAULT_CONFIG, type ChatMessage, type ConversationSummary, type Handoff, type HistoryMessage, type InitOptions, type Skill, type WidgetConfig, type WidgetUser } from './types.js';
 import { MessageView, type Rating } from './views/message-view.js';
 import { PanelView } from './views/panel.js';
 
@@ -32,6 +33,9 @@ export class WidgetController {
   private messages: Entry[] = [];
   private recent: ConversationSummary[] | null = null;
   private streaming: AbortController | null = null;
+  private handoff: Handoff = null;
+  /** The open conversation's live events (a person's replies, handoff changes). */
+  private live: { stop(): void } | null = null;
   /** Bumped whenever the visitor's context changes (identify, reset, new chat), so late answers of the old context are dropped. */
   private epoch = 0;
 
@@ -47,6 +51,7 @@ export class WidgetController {
       back: () => this.showHome(),
       startSkill: (skill) => this.startSkill(skill),
       openConversation: (id) => void this.openConversation(id),
+      askForPerson: () => void this.askForPerson(),
     });
     this.view.applyConfig(this.config);
   }
@@ -56,6 +61,7 @@ export class WidgetController {
     const [config] = await Promise.all([this.loadConfig(), this.setUser(this.options.user ?? null)]);
     this.config = config;
     this.view.applyConfig(config);
+    this.setHandoff(this.handoff);
     await this.restore();
     this.events.emit('ready', { config });
   }
@@ -63,7 +69,13 @@ export class WidgetController {
   private async loadConfig(): Promise<WidgetConfig> {
     try {
       const config = await this.client.json<Partial<WidgetConfig>>('GET', '/widget/config');
-      return { ...DEFAULT_CONFIG, ...config, availableSkills: Array.isArray(config.availableSkills) ? config.availableSkills : [] };
+      return {
+        ...DEFAULT_CONFIG,
+        ...config,
+        availableSkills: Array.isArray(config.availableSkills) ? config.availableSkills : [],
+        starterQuestions: Array.isArray(config.starterQuestions) ? config.starterQuestions.filter((q) => typeof q === 'string') : [],
+        handoff: { ...DEFAULT_CONFIG.handoff, ...config.handoff },
+      };
     } catch (err) {
       // The chat still works with the default look; the page owner learns why through the error event.
       this.events.emit('error', { message: `Could not load the widget configuration: ${describeError(err)}`, status: (err as ApiError).status });
@@ -145,14 +157,80 @@ export class WidgetController {
 
   destroy(): void {
     this.abortAnswer();
+    this.live?.stop();
     this.view.destroy();
   }
 
   private resetConversation(): void {
+    this.live?.stop();
+    this.live = null;
     this.conversationId = null;
     this.messages = [];
     this.recent = null;
     this.view.clearMessages();
+    this.setHandoff(null);
+  }
+
+  private setHandoff(handoff: Handoff): void {
+    const changed = JSON.stringify(handoff) !== JSON.stringify(this.handoff);
+    this.handoff = handoff;
+    this.view.setHandoff(handoff, this.config);
+    if (!changed) return;
+    if (handoff?.status === 'requested') this.view.announce(`A person will reply here. ${this.config.handoff.officeHoursText ?? ''}`);
+    else if (handoff?.status === 'active') this.view.announce(`${handoff.assignee.name || 'A person'} joined the conversation.`);
+    this.events.emit('handoff', { conversationId: this.conversationId ?? '', handoff });
+  }
+
+  /** Follows the open conversation live: messages written elsewhere (a person, another tab) and handoff changes. */
+  private follow(conversationId: string): void {
+    this.live?.stop();
+    const epoch = this.epoch;
+    this.live = followConversation(this.client, conversationId, {
+      message: (m) => {
+        if (epoch === this.epoch && this.conversationId === conversationId) this.receive(m);
+      },
+      handoff: (handoff) => {
+        if (epoch === this.epoch && this.conversationId === conversationId) this.setHandoff(handoff);
+      },
+    });
+  }
+
+  /** A message from the live stream: shown unless it is already on screen (the stream replays from the start). */
+  private receive(m: HistoryMessage): void {
+    if (this.messages.some((e) => e.message.id === m.id)) return;
+    if (m.role === 'user') {
+      // The visitor's own message, typed here: it was shown before the server gave it an id.
+      const mine = this.messages.find((e) => e.message.role === 'user' && e.message.id === null && e.message.text === m.content);
+      if (mine) {
+        mine.message = { ...mine.message, id: m.id };
+        return;
+      }
+    }
+    // The answer streaming now arrives here too once stored; its id came with `start`.
+    if (m.role === 'assistant' && m.author?.type !== 'human' && this.streaming) return;
+    const follow = this.view.nearEnd();
+    this.addMessage(fromHistory(m));
+    this.view.showChat();
+    if (follow) this.view.scrollToEnd();
+    if (m.author?.type === 'human') {
+      this.view.announce(`${m.author.name}: ${m.content}`);
+      this.events.emit('message:received', { conversationId: this.conversationId ?? '', messageId: m.id, text: m.content });
+    }
+  }
+
+  /** "Talk to a person": starts a conversation if there is none, then asks for a person in it. */
+  private async askForPerson(): Promise<void> {
+    const epoch = this.epoch;
+    try {
+      const conversationId = this.conversationId ?? (await this.createConversation());
+      const { handoff } = await this.client.json<{ handoff: Handoff }>('POST', `/chat/conversations/${encodeURIComponent(conversationId)}/handoff`, { reason: 'The visitor asked for a person.' });
+      if (epoch !== this.epoch) return;
+      this.view.showChat();
+      this.setHandoff(handoff);
+    } catch (err) {
+      this.view.announce(describeError(err));
+      this.events.emit('error', { message: describeError(err), status: (err as ApiError).status });
+    }
   }
 
   private newChat(): void {
@@ -169,7 +247,7 @@ export class WidgetController {
       this.view.showChat();
       this.view.scrollToEnd();
     } else {
-      this.view.showHome(this.config.availableSkills, this.recent, this.user?.name ?? null);
+      this.view.showHome(this.config.availableSkills, this.recent, this.user?.name ?? null, this.config.starterQuestions);
       void this.loadRecent();
     }
     this.view.setHistoryAvailable(this.userId !== null);
@@ -183,7 +261,7 @@ export class WidgetController {
       const { conversations } = await this.client.json<{ conversations: ConversationSummary[] }>('GET', `/chat/conversations?userId=${encodeURIComponent(this.userId)}&limit=20`);
       if (epoch !== this.epoch) return;
       this.recent = conversations;
-      if (this.view.screen === 'home' && !this.messages.length) this.view.showHome(this.config.availableSkills, conversations, this.user?.name ?? null);
+      if (this.view.screen === 'home' && !this.messages.length) this.view.showHome(this.config.availableSkills, conversations, this.user?.name ?? null, this.config.starterQuestions);
     } catch {
       // The home screen works without the list; the history screen shows the error when asked.
     }
@@ -208,10 +286,12 @@ export class WidgetController {
     this.abortAnswer();
     const epoch = ++this.epoch;
     try {
-      const data = await this.client.json<{ conversationId: string; messages: HistoryMessage[] }>('GET', `/chat/conversations/${encodeURIComponent(id)}`);
+      const data = await this.client.json<{ conversationId: string; messages: HistoryMessage[]; handoff?: Handoff }>('GET', `/chat/conversations/${encodeURIComponent(id)}`);
       if (epoch !== this.epoch) return false;
       this.resetConversation();
       this.conversationId = data.conversationId;
+      this.setHandoff(data.handoff ?? null);
+      this.follow(data.conversationId);
       saveState(this.options.apiKey, this.userId, { conversationId: data.conversationId });
       for (const m of data.messages) this.addMessage(fromHistory(m));
       if (this.messages.length) this.view.showChat();
@@ -269,6 +349,7 @@ export class WidgetController {
     this.conversationId = conversationId;
     saveState(this.options.apiKey, this.userId, { conversationId });
     this.recent = null;
+    this.follow(conversationId);
     this.events.emit('conversation:start', { conversationId });
     return conversationId;
   }
@@ -351,6 +432,9 @@ export class WidgetController {
       signal,
     );
     if (signal.aborted) return this.finishReply(entry, { status: 'stopped' });
+    if (outcome.handoff !== undefined) this.setHandoff(outcome.handoff);
+    // With a person, a send has no answer: the message is theirs to reply to.
+    if (outcome.finished && !outcome.error && !entry.message.text && outcome.handoff) return this.removeMessage(entry);
     const retryText = this.lastUserText(entry);
     if (outcome.error) return this.finishReply(entry, { status: 'error', error: outcome.error, retryText });
     if (!outcome.finished) return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
@@ -370,6 +454,7 @@ export class WidgetController {
 /** A stored message as the widget shows it: sources from the stored citations, no tool progress. */
 function fromHistory(m: HistoryMessage): ChatMessage {
   return {
+    author: m.author,
     id: m.id,
     role: m.role,
     text: m.content,

@@ -129,6 +129,17 @@ button { font: inherit; color: inherit; cursor: pointer; }
 .branding { padding: 4px 0 8px; text-align: center; font-size: 11px; color: var(--ad-muted); background: var(--ad-bg); }
 .branding a { color: inherit; }
 
+.handoff { padding: 8px 12px 0; border-top: 1px solid var(--ad-border); background: var(--ad-bg); font-size: 13px; }
+.handoff .note { margin: 0 0 2px; color: var(--ad-muted); }
+.handoff .note strong { color: var(--ad-text); }
+.ask-person, .starter { border: 1px solid var(--ad-border); border-radius: 999px; background: var(--ad-bg); color: var(--ad-text); padding: 4px 12px; font-size: 13px; }
+.ask-person:hover, .starter:hover { border-color: var(--ad-primary); }
+.starters { display: flex; flex-wrap: wrap; gap: 6px; margin: 0; padding: 0; list-style: none; }
+.author { display: flex; align-items: center; gap: 6px; margin-bottom: 4px; font-size: 12px; font-weight: 650; }
+.avatar { width: 24px; height: 24px; border-radius: 50%; display: inline-flex; align-items: center; justify-content: center; background: var(--ad-primary); color: var(--ad-on-primary); font-size: 11px; }
+.cite { display: inline-block; min-width: 16px; padding: 0 4px; margin: 0 1px; border-radius: 6px; font-size: 11px; line-height: 16px; text-align: center; vertical-align: super; text-decoration: none !important; background: var(--ad-bg); border: 1px solid var(--ad-border); }
+.sources .num { font-weight: 700; }
+
 .history-item { display: block; width: 100%; text-align: left; padding: 10px 12px; border-radius: 10px; border: 1px solid var(--ad-border); background: var(--ad-bg); }
 .history-item:hover { border-color: var(--ad-primary); }
 .history-item .preview { display: block; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }

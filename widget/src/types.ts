@@ -35,7 +35,20 @@ export interface WidgetConfig {
   fabIcon: string;
   fabText: string;
   availableSkills: Skill[];
+  /** Questions the home screen offers as buttons. */
+  starterQuestions: string[];
+  /** Whether "Talk to a person" is offered, and what to say while waiting. */
+  handoff: { enabled: boolean; officeHoursText: string | null };
 }
+
+/** A conversation's handoff to a person: waiting for one, or with one. */
+export type Handoff =
+  | null
+  | { status: 'requested'; requestedAt: string; reason: string | null }
+  | { status: 'active'; assignee: { id: string | null; name: string }; acceptedAt: string };
+
+/** Who wrote an assistant message: the agent, or a person (with their name). */
+export type Author = { type: 'agent' } | { type: 'human'; id?: string | null; name: string };
 
 /** Used until (or if never) the project's configuration arrives. */
 export const DEFAULT_CONFIG: WidgetConfig = {
@@ -49,6 +62,8 @@ export const DEFAULT_CONFIG: WidgetConfig = {
   fabIcon: '',
   fabText: '',
   availableSkills: [],
+  starterQuestions: [],
+  handoff: { enabled: false, officeHoursText: null },
 };
 
 export interface Source {
@@ -76,6 +91,8 @@ export interface ChatMessage {
   error?: string;
   /** For a failed answer: the user text to send again. */
   retryText?: string;
+  /** A person's reply shows their name and initials. */
+  author?: Author;
 }
 
 /** GET /chat/conversations item. */
@@ -97,6 +114,7 @@ export interface HistoryMessage {
   createdAt: string;
   status?: 'complete' | 'streaming' | 'error';
   sources?: Array<{ sourceId?: string; type?: string; url?: string; title?: string }>;
+  author?: Author;
 }
 
 /** Events the host page can listen to with `AnswerDesk.on`. */
@@ -110,5 +128,6 @@ export interface WidgetEvents {
   feedback: { conversationId: string; messageId: string; rating: 'POSITIVE' | 'NEGATIVE' };
   identify: { userId: string; verified: boolean };
   reset: Record<string, never>;
+  handoff: { conversationId: string; handoff: Handoff };
   error: { message: string; status?: number };
 }

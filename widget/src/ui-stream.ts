@@ -19,6 +19,7 @@ export type UIChunk =
   | { type: 'error'; errorText: string }
   | { type: 'abort' }
   | { type: 'finish'; messageMetadata?: unknown }
+  | { type: 'data-handoff'; data: unknown }
   | { type: 'other'; original: string };
 
 /** The stream broke its own protocol (not JSON, or no object): the answer cannot be trusted to be whole. */
@@ -26,7 +27,7 @@ export class StreamProtocolError extends Error {}
 
 const KNOWN = new Set([
   'start', 'text-start', 'text-delta', 'text-end', 'tool-input-start', 'tool-input-available', 'tool-input-error',
-  'tool-output-available', 'tool-output-error', 'source-url', 'source-document', 'error', 'abort', 'finish',
+  'tool-output-available', 'tool-output-error', 'source-url', 'source-document', 'error', 'abort', 'finish', 'data-handoff',
 ]);
 
 /**

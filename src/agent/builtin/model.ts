@@ -13,6 +13,7 @@ import { base62 } from '../../lib/ids.js';
 import { MODEL_HINTS } from '../../lib/model-hints.js';
 import { estimateTokens } from '../tokens.js';
 import { actionsSkill } from './actions.js';
+import { handoffSkill } from './handoff.js';
 import { knowledgeSkill } from './knowledge.js';
 import { smallTalkSkill } from './small-talk.js';
 import { readTurn } from './turn.js';
@@ -21,10 +22,11 @@ import type { BuiltinDecision, BuiltinSkill, BuiltinTurn } from './types.js';
 export const BUILTIN_MODEL_ID = 'builtin';
 
 /**
- * Decision modules in order. Small talk first (it never needs a tool), then actions (a request to
- * do something beats a search), then knowledge (search and answer from passages).
+ * Decision modules in order. A request for a person first (it must never be answered from the help
+ * content), then small talk (it never needs a tool), then actions (a request to do something beats
+ * a search), then knowledge (search and answer from passages).
  */
-export const DEFAULT_SKILLS: readonly BuiltinSkill[] = [smallTalkSkill, actionsSkill, knowledgeSkill];
+export const DEFAULT_SKILLS: readonly BuiltinSkill[] = [handoffSkill, smallTalkSkill, actionsSkill, knowledgeSkill];
 
 const CANNOT_ANSWER =
   "I'm sorry, I can't answer that. I don't have help articles or tools that cover it here, and I'd rather " +

@@ -30,11 +30,11 @@ export const conversationAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      const { status, userId, endUserId, from, to, includeEmpty, feedback, limit, cursor } = request.query;
+      const { status, userId, endUserId, from, to, includeEmpty, feedback, handoff, limit, cursor } = request.query;
       return listAdminConversations(
         db,
         project,
-        { status, externalUserId: userId, endUserId, from, to, includeEmpty: includeEmpty === 'true', feedback },
+        { status, externalUserId: userId, endUserId, from, to, includeEmpty: includeEmpty === 'true', feedback, handoff },
         { limit, cursor },
       );
     },

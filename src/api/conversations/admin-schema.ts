@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MESSAGE_OUTCOMES } from '../../store/schema.js';
 import { projectParams } from '../projects/admin-schema.js';
-import { conversationStatus, messageSchema } from './schema.js';
+import { conversationStatus, handoffSchema, messageSchema } from './schema.js';
 
 const isoTime = z.iso.datetime({ offset: true }).describe('ISO 8601 date-time, e.g. 2025-01-31T00:00:00Z.');
 
@@ -22,6 +22,10 @@ export const adminConversationsQuery = z
       .enum(['true', 'false'])
       .default('false')
       .describe('"true" also lists conversations without any message (opened widgets nobody wrote in).'),
+    handoff: z
+      .enum(['requested', 'active', 'any'])
+      .optional()
+      .describe('Only conversations waiting for a person (`requested`), with one (`active`), or either (`any`): the inbox.'),
     limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1..100.'),
     cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
   })
@@ -48,6 +52,7 @@ export const adminConversationSchema = z
     lastMessagePreview: z.string().nullable().describe('First 150 characters of the last message.'),
     lastMessageRole: z.enum(['USER', 'ASSISTANT']).nullable(),
     endUser: endUserSchema.nullable().describe('The end user, or null for an anonymous conversation.'),
+    handoff: handoffSchema,
   })
   .meta({ id: 'AdminConversation', description: 'A conversation as admins see it, with its end user.' });
 export type AdminConversation = z.infer<typeof adminConversationSchema>;

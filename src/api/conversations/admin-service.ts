@@ -8,6 +8,7 @@ import {
 } from '../../conversations/conversations.js';
 import { listFeedback } from '../../conversations/feedback.js';
 import { listMessages } from '../../conversations/messages.js';
+import { handoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
@@ -24,6 +25,7 @@ export interface AdminConversationFilter {
   to?: string;
   includeEmpty?: boolean;
   feedback?: FeedbackFilter;
+  handoff?: 'requested' | 'active' | 'any';
 }
 
 export function toAdminConversation(row: ConversationWithEndUser, project: Project, at = Date.now()): AdminConversation {
@@ -46,6 +48,7 @@ export function toAdminConversation(row: ConversationWithEndUser, project: Proje
             verified: row.end_user_verified_at !== null,
           }
         : null,
+    handoff: handoffState(row),
   };
 }
 
@@ -71,6 +74,7 @@ export async function listAdminConversations(
       createdBefore: filter.to && new Date(filter.to).toISOString(),
       includeEmpty: filter.includeEmpty,
       feedback: filter.feedback,
+      handoff: filter.handoff,
     },
     page,
     at,

@@ -32,6 +32,31 @@ export const conversationCreated = z
 
 export const conversationStatus = z.enum(['ACTIVE', 'CLOSED']);
 
+export const handoffSchema = z
+  .union([
+    z.object({
+      status: z.literal('requested'),
+      requestedAt: z.string().describe('ISO 8601 UTC'),
+      reason: z.string().nullable().describe('Why a person was asked for, as the user, the agent or the policy put it.'),
+      via: z.enum(['user', 'agent', 'policy', 'teammate']).nullable().describe('How it was asked for.'),
+    }),
+    z.object({
+      status: z.literal('active'),
+      assignee: z.object({ id: z.string().nullable(), name: z.string() }).describe('The person answering.'),
+      acceptedAt: z.string().describe('ISO 8601 UTC'),
+      requestedAt: z.string().nullable(),
+      reason: z.string().nullable(),
+      via: z.enum(['user', 'agent', 'policy', 'teammate']).nullable(),
+    }),
+  ])
+  .nullable()
+  .meta({
+    id: 'Handoff',
+    description:
+      'Handoff to a person: null (the agent answers), `requested` (waiting for a person; the agent no longer answers) or `active` (a person answers).',
+  });
+export type HandoffDoc = z.infer<typeof handoffSchema>;
+
 export const conversationSummary = z
   .object({
     id: z.string(),
@@ -41,6 +66,7 @@ export const conversationSummary = z
     updatedAt: z.string().describe('ISO 8601 UTC'),
     lastMessagePreview: z.string().describe('First 150 characters of the last message.'),
     lastMessageRole: z.enum(['USER', 'ASSISTANT']),
+    handoff: handoffSchema,
   })
   .meta({ id: 'ConversationSummary', description: 'A conversation in a list.' });
 export type ConversationSummary = z.infer<typeof conversationSummary>;
@@ -68,6 +94,13 @@ export const sourceSchema = z
   .passthrough()
   .meta({ id: 'MessageSource', description: 'A knowledge source an assistant message cites.' });
 
+export const messageAuthorSchema = z
+  .union([
+    z.object({ type: z.literal('agent') }),
+    z.object({ type: z.literal('human'), id: z.string().nullable().optional(), name: z.string() }),
+  ])
+  .meta({ id: 'MessageAuthor', description: 'The writer of an assistant message.' });
+
 export const messageSchema = z
   .object({
     id: z.string(),
@@ -77,6 +110,7 @@ export const messageSchema = z
     status: z.enum(['complete', 'streaming', 'error']).optional().describe('Assistant messages only.'),
     sources: z.array(sourceSchema).optional().describe('Cited knowledge (assistant messages).'),
     parts: z.array(z.record(z.string(), z.unknown())).optional().describe('AI SDK UI message parts (assistant messages).'),
+    author: messageAuthorSchema.optional().describe('Who wrote an assistant message: the agent, or a person (with their name).'),
   })
   .meta({ id: 'Message', description: 'A message of a conversation. `id`, `role`, `content` and `createdAt` are always there.' });
 export type Message = z.infer<typeof messageSchema>;
@@ -87,5 +121,16 @@ export const conversationWithMessages = z
   .object({
     conversationId: z.string(),
     messages: z.array(messageSchema).describe('Oldest first.'),
+    handoff: handoffSchema,
   })
   .meta({ id: 'ConversationMessages', description: "A conversation's full message history." });
+
+export const requestHandoffBody = z
+  .object({ reason: z.string().trim().max(500).optional().describe('What the user needs a person for, in their words.') })
+  .strict()
+  .nullish()
+  .meta({ id: 'RequestHandoffRequest', description: 'Optional: a reason for the person who takes over.' });
+
+export const handoffResponse = z
+  .object({ conversationId: z.string(), handoff: handoffSchema })
+  .meta({ id: 'HandoffResponse', description: "The conversation's handoff state after the request." });

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { listConversations, type ConversationRow } from '../../conversations/conversations.js';
 import type { MessageRow } from '../../conversations/messages.js';
+import { handoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
@@ -17,6 +18,7 @@ function toSummary(row: ConversationRow, project: Project, at = Date.now()): Con
     updatedAt: row.updated_at,
     lastMessagePreview: row.last_message_preview ?? '',
     lastMessageRole: row.last_message_role ?? 'USER',
+    handoff: handoffState(row),
   };
 }
 
@@ -26,6 +28,7 @@ export function toMessage(row: MessageRow): Message {
     base.status = row.status;
     if (row.sources) base.sources = JSON.parse(row.sources);
     if (row.parts) base.parts = JSON.parse(row.parts);
+    base.author = row.author_type === 'human' ? { type: 'human', id: row.author_id, name: row.author_name ?? '' } : { type: 'agent' };
   }
   return base;
 }

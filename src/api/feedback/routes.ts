@@ -3,6 +3,7 @@ import { getConversation } from '../../conversations/conversations.js';
 import { submitFeedback } from '../../conversations/feedback.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { errorSchema, identityUnauthorized } from '../conversations/schema.js';
+import { handOffOnNegativeFeedback } from '../conversations/handoff-service.js';
 import { checkIdentity } from '../identity/verify.js';
 import { createFeedbackBody, feedbackCreated } from './schema.js';
 import { toFeedback } from './service.js';
@@ -34,6 +35,7 @@ export const feedbackRoutes: FastifyPluginAsyncZod = async (app) => {
       // Rating a user-bound conversation speaks for that user, so "required" mode wants proof.
       await checkIdentity(request, owner, conv.end_user_external_id ?? null);
       const row = await submitFeedback(db, conv, input);
+      if (row.rating === 'NEGATIVE') await handOffOnNegativeFeedback(app.deps, owner.project, conv, request.log);
       return reply.code(201).send({ feedback: toFeedback(row) });
     },
   });

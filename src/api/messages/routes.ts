@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { startAnswer } from '../../agent/answer.js';
+import { notifyConversation } from '../../conversations/live.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { ServiceUnavailable } from '../../lib/errors.js';
 import type { MediaResponse } from '../../http/openapi.js';
 import { errorSchema, identityUnauthorized, validationErrorSchema } from '../conversations/schema.js';
 import { SEND_MESSAGE_STREAM_DESCRIPTION, SEND_MESSAGE_STREAM_EXAMPLE, sendMessageBody, sendMessageStream } from './schema.js';
+import { afterAnswer, handoffStream } from './handoff-stream.js';
 import { AnswerMetrics } from './metrics.js';
 import { acceptSend } from './service.js';
 import { sendAnswerStream } from './stream.js';
@@ -70,6 +72,15 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         slot.release();
         throw err;
       }
+      if (accepted.handoff !== null) {
+        // With a person: the message is stored and shown to them live; the agent stays quiet.
+        await accepted.release().finally(slot.release);
+        if (accepted.userMessage) await notifyConversation(app.deps.events, accepted.conversation, 'message', accepted.userMessage.seq);
+        return sendAnswerStream(reply, handoffStream(accepted.conversation.id, accepted.handoff), {
+          keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS,
+        });
+      }
+      if (accepted.userMessage) void notifyConversation(app.deps.events, accepted.conversation, 'message', accepted.userMessage.seq);
       const metrics = app.deps.metrics;
       const answerMetrics = metrics.enabled ? new AnswerMetrics(metrics, started) : null;
       const streamClosed = metrics.streamOpened();
@@ -88,10 +99,13 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         requestId: request.id,
         onFinished: answerMetrics ? (summary) => answerMetrics.finished(owner.project.id, summary) : undefined,
         onSettled: () =>
-          accepted.release().finally(() => {
-            slot.release();
-            streamClosed();
-          }),
+          accepted
+            .release()
+            .finally(() => {
+              slot.release();
+              streamClosed();
+            })
+            .then(() => afterAnswer(app.deps, owner.project, accepted.conversation, accepted.assistantMessageId, request.log)),
       });
       await sendAnswerStream(reply, answer, {
         keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { handoffSchema } from '../conversations/schema.js';
 
 /** RFC 7230 `token`: the characters a header name may have. */
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -145,7 +146,10 @@ export const uiMessageChunk = z
     chunk(
       'start',
       {
-        messageId: z.string().describe('Id of the stored assistant message (`msg_…`): use it for feedback.'),
+        messageId: z
+          .string()
+          .optional()
+          .describe('Id of the stored assistant message (`msg_…`): use it for feedback. Absent when the conversation is with a person (no answer follows).'),
         messageMetadata: z.object({ conversationId: z.string() }).passthrough(),
       },
       'First chunk of an answer.',
@@ -183,6 +187,11 @@ export const uiMessageChunk = z
     ),
     chunk('file', { url: z.string(), mediaType: z.string(), providerMetadata }, 'A file the model produced.'),
     chunk('error', { errorText: z.string().describe('A safe message; details are only in the server log.') }, 'The answer failed; it is stored with status `error`.'),
+    chunk(
+      'data-handoff',
+      { data: handoffSchema.describe("The conversation's handoff state.") },
+      'The conversation is with a person (or waiting for one): the message was stored and the agent does not answer. Sent between `start` and `finish`.',
+    ),
     chunk('finish-step', {}, 'A model step ends.'),
     chunk(
       'finish',
@@ -206,7 +215,7 @@ export const SEND_MESSAGE_STREAM_DESCRIPTION =
   'Each event is one `data:` line holding one `UIMessageChunk` as JSON. In order: `start` (`messageId` = the stored assistant message id, ' +
   '`messageMetadata.conversationId`), then per model step `start-step`, text (`text-start`, `text-delta`…, `text-end`), tool calls ' +
   '(`tool-input-start`, `tool-input-delta`, `tool-input-available`, `tool-output-available` or `tool-output-error`) and citations ' +
-  '(`source-url`, `source-document`), `finish-step`; then `finish`. A failure sends an `error` chunk with a safe message (an answer that ' +
+  '(`source-url`, `source-document`), `finish-step`; then `finish`. While the conversation is handed off to a person the stream is only `start`, `data-handoff` (the handoff state) and `finish`.  A failure sends an `error` chunk with a safe message (an answer that ' +
   'could not even be set up, e.g. a model without its API key, is that chunk alone). The stream ends with the line `data: [DONE]`. ' +
   'Lines starting with `:` are comments (`: stream-open` first, then one after every 15 s of silence by default): ignore them.';
 

@@ -4,6 +4,7 @@ import type { ToolContext } from '../../agent/tools.js';
 import { findConversation } from '../../conversations/conversations.js';
 import { claimAnswerLease, releaseAnswerLease } from '../../conversations/leases.js';
 import { appendMessage, lastMessages, type MessageRow } from '../../conversations/messages.js';
+import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../lib/errors.js';
@@ -29,6 +30,10 @@ export interface AcceptedSend {
   supersedes?: string;
   /** Releases the conversation for the next send; call once, when the answer is stored. */
   release(): Promise<void>;
+  /** The conversation's handoff as the send found it: when not null, the agent does not answer. */
+  handoff: HandoffState;
+  /** The user message this send stored (none for a retry or a regenerate). */
+  userMessage?: MessageRow;
 }
 
 /**
@@ -70,10 +75,13 @@ export async function acceptSend(
 
   const text = messageText(body.messages[body.messages.length - 1]);
   let supersedes: string | undefined;
+  let userMessage: MessageRow | undefined;
+  const handoff = handoffState(conv);
   try {
     const tail = await lastMessages(db, conv.id, 2);
-    if (body.trigger === 'regenerate-message') supersedes = answerToRegenerate(tail, text, body.messageId);
-    else if (!isRetry(tail, text)) await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
+    // While a person has the conversation there is no answer of the agent's to regenerate.
+    if (body.trigger === 'regenerate-message' && handoff === null) supersedes = answerToRegenerate(tail, text, body.messageId);
+    else if (!isRetry(tail, text)) userMessage = await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
   } catch (err) {
     // The request fails now (503 when the database is away); the release goes on retrying behind it.
     void release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
@@ -87,6 +95,8 @@ export async function acceptSend(
     assistantMessageId: newId('msg'),
     supersedes,
     release,
+    handoff,
+    userMessage,
   };
 }
 

@@ -17,6 +17,13 @@ export const widgetConfigSchema = z
     fabIcon: z.string().describe('Icon of the launcher button: a URL, a data: URL or an emoji.'),
     fabText: z.string().describe('Text beside the launcher icon; empty for an icon-only button.'),
     availableSkills: z.array(skillSummary).describe('Enabled skills of the project, oldest first.'),
+    starterQuestions: z.array(z.string()).describe('Questions the home screen offers as buttons; empty for none.'),
+    handoff: z
+      .object({
+        enabled: z.boolean().describe('Whether the widget offers "Talk to a person".'),
+        officeHoursText: z.string().nullable().describe('Shown while the visitor waits for a person.'),
+      })
+      .describe("The project's handoff settings as the widget needs them."),
   })
   .meta({ id: 'WidgetConfig', description: "The widget's look and the project's enabled skills." });
 export type WidgetConfig = z.infer<typeof widgetConfigSchema>;
@@ -43,4 +50,5 @@ export const WIDGET_DEFAULTS: Required<WidgetSettings> = {
     'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif',
   fabIcon: svgDataUrl(CHAT_BUBBLE_SVG),
   fabText: '',
+  starterQuestions: [],
 };

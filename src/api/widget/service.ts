@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { handoffPolicy } from '../../conversations/handoff.js';
 import type { TtlCache } from '../../lib/ttl-cache.js';
 import type { Project } from '../../projects/project.js';
 import { listEnabledSkills } from '../../skills/skills.js';
@@ -15,7 +16,13 @@ export async function listAvailableSkills(db: Db, projectId: string): Promise<Wi
 
 /** Defaults, then the project's `settings.widget` field by field, then the skills. */
 export function mergeWidgetConfig(project: Project, skills: WidgetConfig['availableSkills']): WidgetConfig {
-  return { ...WIDGET_DEFAULTS, ...project.settings.widget, availableSkills: skills };
+  const handoff = handoffPolicy(project);
+  return {
+    ...WIDGET_DEFAULTS,
+    ...project.settings.widget,
+    availableSkills: skills,
+    handoff: { enabled: handoff.enabled, officeHoursText: handoff.officeHoursText },
+  };
 }
 
 export interface SerializedConfig {

@@ -5,6 +5,9 @@ import { newId } from '../../lib/ids.js';
 import { updateProject, type CreatedProject } from '../../projects/projects.js';
 import { WIDGET_DEFAULTS, type WidgetConfig } from './schema.js';
 
+/** What a project that says nothing about handoff offers: the button, no office-hours text. */
+const HANDOFF_DEFAULTS = { enabled: true, officeHoursText: null };
+
 describe.each(dialects)('widget config on $name', (dialect) => {
   let t: TestApp;
   let a: CreatedProject;
@@ -42,7 +45,7 @@ describe.each(dialects)('widget config on $name', (dialect) => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = res.json() as WidgetConfig;
-    expect(body).toEqual({ ...WIDGET_DEFAULTS, availableSkills: [] });
+    expect(body).toEqual({ ...WIDGET_DEFAULTS, availableSkills: [], handoff: HANDOFF_DEFAULTS });
     expect(body).toMatchObject({ showBranding: true, position: 'bottom-right', bgColor: '#ffffff', fabText: '' });
     expect(body.fabIcon).toMatch(/^data:image\/svg\+xml,/);
   });
@@ -63,6 +66,7 @@ describe.each(dialects)('widget config on $name', (dialect) => {
       position: 'bottom-left',
       fabText: 'Help',
       showBranding: false,
+      handoff: HANDOFF_DEFAULTS,
       availableSkills: [
         { id: first.id, name: 'Start a return', description: 'Start a return description' },
         { id: second.id, name: 'Track an order', description: 'Track an order description' },
@@ -96,7 +100,7 @@ describe.each(dialects)('widget config on $name', (dialect) => {
     }
     const stale = await get(a.publicKey, { 'if-none-match': '"stale"' });
     expect(stale.statusCode).toBe(200);
-    expect(stale.json()).toEqual({ ...WIDGET_DEFAULTS, availableSkills: [] });
+    expect(stale.json()).toEqual({ ...WIDGET_DEFAULTS, availableSkills: [], handoff: HANDOFF_DEFAULTS });
   });
 
   it('changes the ETag when settings or skills change, also when the change is made through another node', async () => {

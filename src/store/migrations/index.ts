@@ -8,6 +8,7 @@ import { supersededMessages } from './007-superseded-messages.js';
 import { accounts } from './008-accounts.js';
 import { messageOutcome } from './009-message-outcome.js';
 import { gapsEvals } from './010-gaps-evals.js';
+import { handoff } from './011-handoff.js';
 import { webhooks } from './012-webhooks.js';
 
 /**
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '008-accounts': accounts,
   '009-message-outcome': messageOutcome,
   '010-gaps-evals': gapsEvals,
+  '011-handoff': handoff,
   '012-webhooks': webhooks,
 };
 

@@ -19,6 +19,46 @@ function toolLabel(tool: ToolActivity): string {
   return tool.state === 'running' ? `Working on it: ${name}…` : tool.state === 'done' ? `Done: ${name}` : `Could not complete: ${name}`;
 }
 
+/** Up to two initials of a person's name, for their avatar. */
+function initials(name: string): string {
+  const words = name.trim().split(/\s+/).filter(Boolean);
+  return ((words[0]?.[0] ?? '') + (words.length > 1 ? words[words.length - 1]![0] : '')).toUpperCase() || '?';
+}
+
+/**
+ * Turns the `[1]` markers of an answer into links to its numbered sources: a source with a URL opens
+ * it, one without brings its chip into view. Markers inside code, or past the last source, stay text.
+ */
+function linkCitations(root: HTMLElement, sources: Source[], chips: HTMLUListElement): void {
+  if (!sources.length) return;
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  const nodes: Text[] = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (/\[\d{1,2}\]/.test(n.nodeValue ?? '') && !n.parentElement?.closest('code, pre, a')) nodes.push(n as Text);
+  }
+  for (const node of nodes) {
+    const parts = (node.nodeValue ?? '').split(/(\[\d{1,2}\])/);
+    node.replaceWith(
+      ...parts.map((part) => {
+        const n = /^\[(\d{1,2})\]$/.exec(part) ? Number(part.slice(1, -1)) : 0;
+        const source = sources[n - 1];
+        if (!source) return part;
+        const url = safeUrl(source.url);
+        const link = h('a', { class: 'cite', href: url ?? '#', title: source.title, 'aria-label': `Source ${n}: ${source.title}`, ...(url ? { target: '_blank', rel: 'noopener noreferrer' } : {}) }, String(n));
+        if (!url) {
+          link.addEventListener('click', (event) => {
+            event.preventDefault();
+            const chip = chips.children[n - 1] as HTMLElement | undefined;
+            chip?.scrollIntoView({ block: 'nearest' });
+            (chip?.firstElementChild as HTMLElement | null)?.focus();
+          });
+        }
+        return link;
+      }),
+    );
+  }
+}
+
 /**
  * One message in the list. An assistant message is re-rendered as its text grows: the Markdown is
  * parsed again from the full text on each animation frame (a half-written list or link must render
@@ -32,7 +72,7 @@ export class MessageView {
   private readonly footer: HTMLDivElement;
   private frame = 0;
   private feedbackFor: string | null = null;
-  private rendered = { text: '', status: '' as ChatMessage['status'] | '' };
+  private rendered = { text: '', status: '' as ChatMessage['status'] | '', sources: 0 };
 
   constructor(
     private message: ChatMessage,
@@ -50,7 +90,18 @@ export class MessageView {
     this.bubble = h('div', { class: 'bubble' });
     this.sources = h('ul', { class: 'sources', 'aria-label': 'Sources' });
     this.footer = h('div');
-    this.el = h('li', { class: 'msg assistant', 'data-status': message.status }, h('span', { class: 'sr-only' }, 'Assistant: '), this.tools, this.bubble, this.sources, this.footer);
+    const person = message.author?.type === 'human' ? message.author.name || 'Support team' : null;
+    this.el = h(
+      'li',
+      { class: person ? 'msg assistant human' : 'msg assistant', 'data-status': message.status },
+      person
+        ? h('div', { class: 'author' }, h('span', { class: 'avatar', 'aria-hidden': 'true' }, initials(person)), h('span', { class: 'name' }, person))
+        : h('span', { class: 'sr-only' }, 'Assistant: '),
+      this.tools,
+      this.bubble,
+      this.sources,
+      this.footer,
+    );
     this.renderNow();
   }
 
@@ -78,14 +129,16 @@ export class MessageView {
     this.el.setAttribute('data-status', m.status);
     if (m.id) this.el.setAttribute('data-message-id', m.id);
     this.renderTools(m.tools);
-    if (m.text !== this.rendered.text || m.status !== this.rendered.status) {
-      this.bubble.replaceChildren();
-      if (m.text) this.bubble.appendChild(renderMarkdown(m.text));
-      else if (m.status === 'streaming') this.bubble.appendChild(h('span', { class: 'typing', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')));
-      this.bubble.hidden = !m.text && m.status !== 'streaming';
-      this.rendered = { text: m.text, status: m.status };
-    }
     this.renderSources(m.sources);
+    if (m.text !== this.rendered.text || m.status !== this.rendered.status || m.sources.length !== this.rendered.sources) {
+      this.bubble.replaceChildren();
+      if (m.text) {
+        this.bubble.appendChild(renderMarkdown(m.text));
+        linkCitations(this.bubble, m.sources, this.sources);
+      } else if (m.status === 'streaming') this.bubble.appendChild(h('span', { class: 'typing', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')));
+      this.bubble.hidden = !m.text && m.status !== 'streaming';
+      this.rendered = { text: m.text, status: m.status, sources: m.sources.length };
+    }
     this.renderFooter(m);
   }
 
@@ -97,15 +150,16 @@ export class MessageView {
   private renderSources(sources: Source[]): void {
     if (this.sources.childElementCount === sources.length) return;
     this.sources.replaceChildren(
-      ...sources.map((s) => {
+      ...sources.map((s, i) => {
         const url = safeUrl(s.url);
         const label = s.title || s.url || 'Source';
+        const num = h('span', { class: 'num' }, String(i + 1));
         return h(
           'li',
-          {},
+          { 'data-n': i + 1 },
           url
-            ? h('a', { href: url, target: '_blank', rel: 'noopener noreferrer', title: label }, icon(ICONS.link, 12), label)
-            : h('span', { title: label }, label),
+            ? h('a', { href: url, target: '_blank', rel: 'noopener noreferrer', title: label }, num, icon(ICONS.link, 12), label)
+            : h('span', { title: label, tabindex: -1 }, num, label),
         );
       }),
     );
@@ -133,7 +187,7 @@ export class MessageView {
       if (m.id) this.footer.appendChild(this.feedback(m.id));
       return;
     }
-    if (m.status === 'complete' && m.id && this.feedbackFor !== m.id) {
+    if (m.status === 'complete' && m.id && this.feedbackFor !== m.id && m.author?.type !== 'human') {
       this.feedbackFor = m.id;
       this.footer.dataset.kind = 'feedback';
       this.footer.replaceChildren(this.feedback(m.id));

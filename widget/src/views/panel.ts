@@ -1,6 +1,6 @@
 import { h, icon, ICONS } from '../dom.js';
 import { STYLES } from '../styles.js';
-import type { ConversationSummary, Skill, WidgetConfig } from '../types.js';
+import type { ConversationSummary, Handoff, Skill, WidgetConfig } from '../types.js';
 
 export interface PanelHandlers {
   toggle(): void;
@@ -12,6 +12,7 @@ export interface PanelHandlers {
   back(): void;
   startSkill(skill: Skill): void;
   openConversation(id: string): void;
+  askForPerson(): void;
 }
 
 export type Screen = 'home' | 'chat' | 'history';
@@ -58,6 +59,9 @@ export class PanelView {
   private readonly branding: HTMLDivElement;
   private readonly launcherIcon: HTMLSpanElement;
   private readonly launcherText: HTMLSpanElement;
+  private readonly handoffBar: HTMLDivElement;
+  private fabText = '';
+  private fabIcon: Node | null = null;
   private busy = false;
   screen: Screen = 'home';
 
@@ -98,6 +102,7 @@ export class PanelView {
     this.sendBtn = h('button', { type: 'submit', class: 'send', 'aria-label': 'Send message' }, icon(ICONS.send));
     const composer = h('form', { class: 'composer' }, this.input, this.sendBtn);
     this.live = h('div', { class: 'sr-only', role: 'status', 'aria-live': 'polite', 'aria-atomic': 'false' });
+    this.handoffBar = h('div', { class: 'handoff', hidden: true });
     this.branding = h('div', { class: 'branding' }, 'Powered by ', h('a', { href: 'https://github.com/answerdesk/answerdesk', target: '_blank', rel: 'noopener noreferrer' }, 'AnswerDesk'));
 
     this.panel = h(
@@ -105,6 +110,7 @@ export class PanelView {
       { id: 'ad-panel', class: 'panel', role: 'dialog', 'aria-modal': 'false', 'aria-labelledby': 'ad-title', hidden: true },
       h('div', { class: 'header' }, this.backBtn, this.title, this.historyBtn, this.newBtn, closeBtn),
       this.body,
+      this.handoffBar,
       composer,
       this.branding,
       this.live,
@@ -168,16 +174,45 @@ export class PanelView {
     this.branding.hidden = !config.showBranding;
 
     const fab = config.fabIcon.trim();
-    if (/^(https?:|data:image\/)/i.test(fab)) {
-      // An <img> never runs script, even for an SVG data URL; the icon is decoration beside the button's label.
-      this.launcherIcon.replaceChildren(h('img', { src: fab, alt: '' }));
-    } else if (fab) {
-      this.launcherIcon.replaceChildren(h('span', { class: 'emoji' }, fab.slice(0, 8)));
+    // An <img> never runs script, even for an SVG data URL; the icon is decoration beside the button's label.
+    this.fabIcon = /^(https?:|data:image\/)/i.test(fab)
+      ? h('img', { src: fab, alt: '' })
+      : fab
+        ? h('span', { class: 'emoji' }, fab.slice(0, 8))
+        : icon(ICONS.chat, 26);
+    this.fabText = config.fabText;
+    this.renderLauncher();
+  }
+
+  /** The launcher shows the project's icon and text while closed, a close mark (and "Close") while open. */
+  private renderLauncher(): void {
+    const open = this.isOpen;
+    this.launcherIcon.replaceChildren(open ? icon(ICONS.close, 26) : (this.fabIcon ?? icon(ICONS.chat, 26)));
+    this.launcherText.textContent = open && this.fabText ? 'Close' : this.fabText;
+    this.launcherText.hidden = !this.fabText;
+  }
+
+  /**
+   * The bar above the composer: "Talk to a person" while the agent answers (when the project offers
+   * it), then what the handoff means for the visitor: a person will reply here, or who is replying.
+   */
+  setHandoff(handoff: Handoff, config: WidgetConfig): void {
+    const bar = this.handoffBar;
+    if (handoff?.status === 'active') {
+      bar.replaceChildren(h('p', { class: 'note' }, `You're chatting with ${handoff.assignee.name || 'our team'}.`));
+    } else if (handoff?.status === 'requested') {
+      bar.replaceChildren(
+        h('p', { class: 'note' }, h('strong', {}, 'A person will reply here.'), config.handoff.officeHoursText ? ` ${config.handoff.officeHoursText}` : ''),
+      );
+    } else if (config.handoff.enabled) {
+      const ask = h('button', { type: 'button', class: 'ask-person' }, 'Talk to a person');
+      ask.addEventListener('click', () => this.handlers.askForPerson());
+      bar.replaceChildren(ask);
     } else {
-      this.launcherIcon.replaceChildren(icon(ICONS.chat, 26));
+      bar.replaceChildren();
     }
-    this.launcherText.textContent = config.fabText;
-    this.launcherText.hidden = !config.fabText;
+    bar.dataset.state = handoff?.status ?? 'none';
+    bar.hidden = !bar.childElementCount;
   }
 
   setOpen(open: boolean): void {
@@ -185,6 +220,7 @@ export class PanelView {
     this.root.classList.toggle('open', open);
     this.launcher.setAttribute('aria-expanded', String(open));
     this.launcher.setAttribute('aria-label', open ? 'Close support chat' : 'Open support chat');
+    this.renderLauncher();
   }
 
   get isOpen(): boolean {
@@ -209,9 +245,20 @@ export class PanelView {
     this.historyBtn.hidden = !available;
   }
 
-  showHome(skills: Skill[], recent: ConversationSummary[] | null, userName: string | null): void {
+  showHome(skills: Skill[], recent: ConversationSummary[] | null, userName: string | null, starters: string[] = []): void {
     this.setScreen('home');
-    const home = h('div', { class: 'home' }, h('h3', {}, userName ? `Hi ${userName} 👋` : 'Hi there 👋'), h('p', {}, 'Ask us anything, or pick a topic below.'));
+    // Topics are promised only when there are some to pick.
+    const intro = skills.length || starters.length ? 'Ask us anything, or pick a topic below.' : 'Ask us anything. We usually answer right away.';
+    const home = h('div', { class: 'home' }, h('h3', {}, userName ? `Hi ${userName} 👋` : 'Hi there 👋'), h('p', {}, intro));
+    if (starters.length) {
+      const list = h('ul', { class: 'starters', 'aria-label': 'Suggested questions' });
+      for (const question of starters) {
+        const button = h('button', { type: 'button', class: 'starter' }, question);
+        button.addEventListener('click', () => this.handlers.send(question));
+        list.appendChild(h('li', {}, button));
+      }
+      home.appendChild(list);
+    }
     if (skills.length) {
       home.appendChild(h('h4', { class: 'section-title', id: 'ad-skills' }, 'What can we help with?'));
       const list = h('ul', { class: 'cards', 'aria-labelledby': 'ad-skills' });

@@ -1,0 +1,182 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { opensslHmac } from '../../../test/identity.js';
+import { adminAuth, auth, createProject, createTestApp, dialects, limiterKinds, type TestApp } from '../../../test/helper.js';
+import { openSse, type SseConnection } from '../../../test/sse-client.js';
+import { base62 } from '../../lib/ids.js';
+import type { CreatedProject } from '../../projects/projects.js';
+
+const portOf = (t: TestApp) => `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+
+async function newConversation(t: TestApp, p: CreatedProject, userId?: string): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey), payload: userId ? { endUserExternalId: userId } : {} });
+  return res.json().conversationId;
+}
+
+const humanReply = (t: TestApp, p: CreatedProject, id: string, content: string, name = 'Dana') =>
+  t.app.inject({
+    method: 'POST',
+    url: `/api/v1/admin/projects/${p.project.id}/conversations/${id}/messages`,
+    headers: adminAuth(),
+    payload: { content, author: { name } },
+  });
+
+const data = (e: { data: string }) => JSON.parse(e.data);
+
+/**
+ * The live events of a conversation (SSE) through the whole app over a real port, on each database
+ * and with each form of the events bus: what a widget reads while a person answers.
+ */
+describe.each(dialects)('conversation events on $name', (dialect) => {
+  describe.each(limiterKinds)('with the $name bus', (bus) => {
+    let t: TestApp;
+    let base: string;
+    const open: SseConnection[] = [];
+
+    beforeAll(async () => {
+      t = await createTestApp({ dialect, eventsRedisUrl: bus.url, env: { ANSWERDESK_STREAM_KEEPALIVE_MS: '100' } });
+      await t.app.listen({ port: 0, host: '127.0.0.1' });
+      base = portOf(t);
+    });
+    afterAll(async () => {
+      for (const c of open) c.close();
+      await t.close();
+    });
+
+    const connect = async (p: CreatedProject, id: string, headers: Record<string, string> = {}) => {
+      const c = await openSse(`${base}/api/v1/chat/conversations/${id}/events`, { ...auth(p.publicKey), ...headers });
+      open.push(c);
+      return c;
+    };
+
+    it('sends the handoff state on connect, then each handoff change and each new message (a person’s, with their name)', async () => {
+      const p = await createProject(t);
+      const id = await newConversation(t, p);
+      const sse = await connect(p, id);
+      expect(sse.status).toBe(200);
+      expect(data(await sse.next((e) => e.event === 'handoff'))).toEqual({ conversationId: id, handoff: null });
+
+      await t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey), payload: { reason: 'Lost parcel' } });
+      const requested = await sse.next((e) => e.event === 'handoff' && data(e).handoff?.status === 'requested');
+      expect(data(requested).handoff).toMatchObject({ reason: 'Lost parcel', via: 'user' });
+
+      const posted = await humanReply(t, p, id, 'Hi, I am looking into it.');
+      expect(posted.statusCode).toBe(201);
+      const message = await sse.next((e) => e.event === 'message');
+      expect(data(message)).toEqual({ conversationId: id, message: posted.json().message });
+      expect(message.id).toBe('1');
+      const active = await sse.next((e) => e.event === 'handoff' && data(e).handoff?.status === 'active');
+      expect(data(active).handoff.assignee).toEqual({ id: null, name: 'Dana' });
+
+      // The user's own message while handed off arrives too (another tab of the same visitor).
+      await fetch(`${base}/api/v1/chat/messages`, {
+        method: 'POST',
+        headers: { ...auth(p.publicKey), 'content-type': 'application/json' },
+        body: JSON.stringify({ conversationId: id, messages: [{ role: 'user', content: 'Thank you' }] }),
+      }).then((r) => r.text());
+      const userMessage = await sse.next((e) => e.event === 'message' && data(e).message.role === 'user');
+      expect(userMessage.id).toBe('2');
+      expect(sse.events.filter((e) => e.event === 'message').length).toBe(2);
+      // Keep-alive comments while nothing happens.
+      await new Promise((r) => setTimeout(r, 250));
+      expect(sse.raw()).toContain(': keep-alive');
+    });
+
+    it('resumes after Last-Event-ID: the messages stored since are replayed from the store, in order, once', async () => {
+      const p = await createProject(t);
+      const id = await newConversation(t, p);
+      for (const text of ['one', 'two', 'three']) expect((await humanReply(t, p, id, text)).statusCode).toBe(201);
+      const sse = await connect(p, id, { 'last-event-id': '1' });
+      await sse.next((e) => e.event === 'message' && data(e).message.content === 'three');
+      const replayed = sse.events.filter((e) => e.event === 'message');
+      expect(replayed.map((e) => [e.id, data(e).message.content])).toEqual([
+        ['2', 'two'],
+        ['3', 'three'],
+      ]);
+      await humanReply(t, p, id, 'four');
+      await sse.next((e) => e.event === 'message' && data(e).message.content === 'four');
+      expect(sse.events.filter((e) => e.event === 'message').map((e) => e.id)).toEqual(['2', '3', '4']);
+
+      const bad = await fetch(`${base}/api/v1/chat/conversations/${id}/events`, { headers: { ...auth(p.publicKey), 'last-event-id': 'abc' } });
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).error).toBe('Validation error');
+    });
+
+    it('applies the conversation’s rules: another project’s 404, no key 401, identity proof when the project requires it', async () => {
+      const p = await createProject(t, { identityVerification: 'required' });
+      const other = await createProject(t);
+      const hmac = opensslHmac(p.hmacSecret, 'user-7');
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/chat/conversations',
+        headers: auth(p.publicKey, { 'x-user-hmac': hmac }),
+        payload: { endUserExternalId: 'user-7' },
+      });
+      const id = created.json().conversationId;
+      expect((await fetch(`${base}/api/v1/chat/conversations/${id}/events`)).status).toBe(401);
+      expect((await fetch(`${base}/api/v1/chat/conversations/${id}/events`, { headers: auth(other.publicKey) })).status).toBe(404);
+      const unproven = await fetch(`${base}/api/v1/chat/conversations/${id}/events`, { headers: auth(p.publicKey) });
+      expect(unproven.status).toBe(401);
+      expect(await unproven.json()).toEqual({ error: 'Identity verification required' });
+      const proven = await connect(p, id, { 'x-user-hmac': hmac });
+      expect(proven.status).toBe(200);
+      await proven.next((e) => e.event === 'handoff');
+    });
+
+    it('the admin stream tells the inbox which conversation changed; public keys cannot open it', async () => {
+      const p = await createProject(t);
+      const id = await newConversation(t, p);
+      const inbox = await openSse(`${base}/api/v1/admin/projects/${p.project.id}/events`, adminAuth());
+      open.push(inbox);
+      expect(inbox.status).toBe(200);
+      await waitForReady(inbox);
+      await t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey) });
+      expect(data(await inbox.next((e) => e.event === 'conversation'))).toEqual({ conversationId: id, type: 'handoff' });
+      expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: auth(p.publicKey) })).status).toBe(401);
+      const otherKey = await createProject(t);
+      expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: { authorization: `Bearer ${otherKey.secretKey}` } })).status).toBe(404);
+    });
+  });
+});
+
+async function waitForReady(c: SseConnection): Promise<void> {
+  for (let i = 0; i < 200 && !c.raw().includes(': ready'); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/**
+ * Two nodes on one PostgreSQL database and one Redis: a person's reply written through node A
+ * reaches a widget whose event stream is open on node B.
+ */
+describe.runIf(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL)('conversation events across two nodes (PostgreSQL + Redis)', () => {
+  let a: TestApp;
+  let b: TestApp;
+  beforeAll(async () => {
+    const prefix = `test:${base62(8)}:`;
+    const dialect = dialects.find((d) => d.name === 'postgres')!;
+    a = await createTestApp({ dialect, eventsRedisUrl: process.env.TEST_REDIS_URL, eventsPrefix: prefix });
+    b = await createTestApp({ dialect, store: a.deps.store, eventsRedisUrl: process.env.TEST_REDIS_URL, eventsPrefix: prefix });
+    await a.app.listen({ port: 0, host: '127.0.0.1' });
+    await b.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('a reply through node A reaches the stream on node B', async () => {
+    const p = await createProject(a);
+    const id = await newConversation(a, p);
+    const onB = await openSse(`${portOf(b)}/api/v1/chat/conversations/${id}/events`, auth(p.publicKey));
+    try {
+      await onB.next((e) => e.event === 'handoff');
+      const posted = await humanReply(a, p, id, 'Hello from node A.');
+      expect(posted.statusCode).toBe(201);
+      const message = await onB.next((e) => e.event === 'message', 5000);
+      expect(data(message).message).toMatchObject({ content: 'Hello from node A.', author: { type: 'human', name: 'Dana' } });
+      const active = await onB.next((e) => e.event === 'handoff' && data(e).handoff !== null, 5000);
+      expect(data(active).handoff.status).toBe('active');
+    } finally {
+      onB.close();
+    }
+  });
+});

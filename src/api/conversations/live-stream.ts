@@ -1,0 +1,167 @@
+import type { FastifyReply } from 'fastify';
+import { findConversation } from '../../conversations/conversations.js';
+import { handoffState } from '../../conversations/handoff.js';
+import { onConversationChange, onProjectChange, type ConversationChange } from '../../conversations/live.js';
+import { lastSeq, messagesAfter } from '../../conversations/messages.js';
+import type { AppDeps } from '../../deps.js';
+import { replyHeaders } from '../../http/auth.js';
+import { toMessage } from './service.js';
+
+/** A client that stops reading is dropped once this much is waiting for it. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Sent first: how long an EventSource waits before reconnecting. */
+const RETRY_MS = 2000;
+
+/** The streams of this node that are open, so a shutdown can end them instead of waiting for them. */
+export class LiveStreams {
+  private readonly open = new Set<() => void>();
+  add(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+  endAll(): void {
+    for (const end of [...this.open]) end();
+  }
+}
+
+interface SseWriter {
+  send(event: { id?: string | number; event: string; data: unknown }): void;
+  comment(text: string): void;
+  readonly closed: boolean;
+}
+
+/** Takes the reply over as a server-sent-event stream, with the headers the auth and CORS hooks set. */
+function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number, onClose: () => void): SseWriter {
+  const headers = {
+    ...replyHeaders(reply),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    // nginx and others would otherwise hold the events back in their buffers.
+    'x-accel-buffering': 'no',
+  };
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, headers);
+  let closed = false;
+  const write = (text: string) => {
+    if (closed) return;
+    raw.write(text);
+    if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
+  };
+  const keepAlive = setInterval(() => write(': keep-alive\n\n'), keepAliveMs);
+  const end = () => {
+    if (!closed) raw.end();
+  };
+  const forget = streams.add(end);
+  raw.on('close', () => {
+    closed = true;
+    clearInterval(keepAlive);
+    forget();
+    onClose();
+  });
+  write(`retry: ${RETRY_MS}\n\n`);
+  return {
+    send: ({ id, event, data }) => write(`${id !== undefined ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
+    comment: (text) => write(`: ${text}\n\n`),
+    get closed() {
+      return closed;
+    },
+  };
+}
+
+/**
+ * A conversation's live events as SSE: `message` (id = its position in the conversation) for every
+ * message stored from now on (or after `Last-Event-ID`, replayed from the store), and `handoff` with
+ * the conversation's handoff state, first once on connect and then on every change. The bus only
+ * says that something changed; what is sent is read from the store, so events arrive in order, none
+ * is sent twice, and one missed on the bus is sent with the next.
+ */
+export async function streamConversationEvents(
+  reply: FastifyReply,
+  deps: AppDeps,
+  streams: LiveStreams,
+  conv: { id: string; project_id: string },
+  lastEventId: number | undefined,
+): Promise<void> {
+  const db = deps.store.db;
+  let unsubscribe: (() => void) | undefined;
+  let gone = false;
+  let cursor = 0;
+  let pending = Promise.resolve();
+  let messagesDue = false;
+  let handoffDue = false;
+  let sentHandoff: string | undefined;
+
+  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
+    gone = true;
+    unsubscribe?.();
+  });
+
+  // One catch-up at a time: each reads what happened since the last one.
+  const flush = () =>
+    (pending = pending
+      .then(async () => {
+        if (gone) return;
+        if (handoffDue) {
+          handoffDue = false;
+          const row = await findConversation(db, conv.project_id, conv.id);
+          const handoff = row ? handoffState(row) : null;
+          const text = JSON.stringify(handoff);
+          // A notification that repeats the state already sent is not sent again.
+          if (text !== sentHandoff) {
+            sentHandoff = text;
+            sse.send({ event: 'handoff', data: { conversationId: conv.id, handoff } });
+          }
+        }
+        while (messagesDue && !gone) {
+          messagesDue = false;
+          const rows = await messagesAfter(db, conv.id, cursor);
+          for (const row of rows) {
+            cursor = row.seq;
+            sse.send({ id: row.seq, event: 'message', data: { conversationId: conv.id, message: toMessage(row) } });
+          }
+          if (rows.length === 200) messagesDue = true;
+        }
+      })
+      .catch(() => {
+        // The database is away: the next notification (or the client's reconnect) catches up.
+      }));
+
+  const onChange = (change: ConversationChange) => {
+    if (change.type === 'handoff') handoffDue = true;
+    else messagesDue = true;
+    void flush();
+  };
+
+  // Subscribed before the starting point is read, so nothing stored in between is missed.
+  unsubscribe = await onConversationChange(deps.events, conv, onChange);
+  if (gone) return unsubscribe();
+  try {
+    cursor = lastEventId ?? (await lastSeq(db, conv.id));
+  } catch {
+    reply.raw.destroy();
+    return;
+  }
+  handoffDue = true;
+  messagesDue = lastEventId !== undefined;
+  await flush();
+}
+
+/**
+ * A project's live changes as SSE for the dashboard inbox: `conversation` events saying which
+ * conversation got a message or a handoff change, for it to read again. Live only, no replay.
+ */
+export async function streamProjectEvents(reply: FastifyReply, deps: AppDeps, streams: LiveStreams, projectId: string): Promise<void> {
+  let unsubscribe: (() => void) | undefined;
+  let gone = false;
+  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
+    gone = true;
+    unsubscribe?.();
+  });
+  unsubscribe = await onProjectChange(deps.events, projectId, (change) => {
+    sse.send({ event: 'conversation', data: { conversationId: change.conversationId, type: change.type, ...(change.seq !== undefined ? { seq: change.seq } : {}) } });
+  });
+  if (gone) unsubscribe();
+  else sse.comment('ready');
+}

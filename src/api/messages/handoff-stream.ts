@@ -1,0 +1,65 @@
+import { createUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import type { FastifyBaseLogger } from 'fastify';
+import {
+  getHandoff,
+  handoffPolicy,
+  recordAnswerDeclined,
+  requestHandoff,
+  type HandoffState,
+} from '../../conversations/handoff.js';
+import { notifyConversation } from '../../conversations/live.js';
+import { findMessage } from '../../conversations/messages.js';
+import type { AppDeps } from '../../deps.js';
+import type { Project } from '../../projects/project.js';
+
+/**
+ * The answer to a send while the conversation is with a person (or waiting for one): no model call,
+ * just the AI SDK's own stream of `start`, a `data-handoff` part with the state, and `finish`, so an
+ * AI SDK client (`useChat`) reads it like any answer.
+ */
+export function handoffStream(conversationId: string, handoff: HandoffState): ReadableStream<UIMessageChunk> {
+  return createUIMessageStream<UIMessage>({
+    execute: ({ writer }) => {
+      writer.write({ type: 'start', messageMetadata: { conversationId } });
+      writer.write({ type: 'data-handoff', data: handoff });
+      writer.write({ type: 'finish', finishReason: 'stop' });
+    },
+  });
+}
+
+/**
+ * After an answer is stored (or failed): tells the live listeners about it, applies the
+ * "after N declined answers" policy, and announces a handoff the agent's tool asked for during the
+ * answer. Best effort: the answer is stored whatever happens here.
+ */
+export async function afterAnswer(
+  deps: AppDeps,
+  project: Project,
+  conv: { id: string; project_id: string },
+  assistantMessageId: string,
+  log: FastifyBaseLogger,
+): Promise<void> {
+  const db = deps.store.db;
+  try {
+    const row = await findMessage(db, conv.id, assistantMessageId);
+    if (row) await notifyConversation(deps.events, conv, 'message', row.seq);
+    let handoff = await getHandoff(db, conv.id);
+    let changed = handoff !== null;
+    if (row && row.status === 'complete' && handoff === null) {
+      const streak = await recordAnswerDeclined(db, conv.id, row.outcome === 'declined');
+      const policy = handoffPolicy(project);
+      if (policy.enabled && policy.afterDeclined && streak >= policy.afterDeclined) {
+        const result = await requestHandoff(db, conv, {
+          reason: `The agent could not answer ${streak} question${streak === 1 ? '' : 's'} in a row.`,
+          via: 'policy',
+        });
+        handoff = result.state;
+        changed = result.changed;
+      }
+    }
+    // A handoff seen now was made during this answer: sends on a handed-off conversation do not answer.
+    if (changed) await notifyConversation(deps.events, conv, 'handoff');
+  } catch (err) {
+    log.error({ err, conversationId: conv.id }, 'could not finish the answer’s follow-up (live events, handoff policy)');
+  }
+}
