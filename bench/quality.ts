@@ -45,6 +45,8 @@ interface Outcome {
   cited: string[];
   text: string;
   outcome: string | null;
+  /** The question's weighted terms and the best passages' coverage, for BENCH_QUALITY_VERBOSE. */
+  why: string;
 }
 
 const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
@@ -112,6 +114,11 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
   for (const c of cases) {
     const hits = await deps.knowledge.search.search(project.id, c.question, 10);
     const i = hits.findIndex((h) => c.expectedSources?.includes(fileBySource.get(h.sourceId) ?? ''));
+    const assessed = await deps.knowledge.search.assess(project.id, c.question, 3);
+    const why =
+      assessed.terms.map((t) => `${t.forms.join('|')}:${t.weight}`).join(' ') +
+      ' :: ' +
+      assessed.hits.map((h) => `${fileBySource.get(h.sourceId)}=${h.coverage}`).join(' ');
     const conv = await createConversation(deps.store.db, project.id);
     await appendMessage(deps.store.db, conv, { role: 'user', content: c.question, status: 'complete' });
     const stream = streamAnswer({
@@ -133,6 +140,7 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
       cited: sources.map((s) => fileBySource.get(s.sourceId) ?? s.sourceId),
       text: answer?.content ?? '',
       outcome: answer?.outcome ?? null,
+      why,
     });
   }
   return out;
@@ -183,7 +191,7 @@ export async function run(): Promise<void> {
         if (verbose) {
           for (const r of rows.filter((x) => x.c.split === 'dev')) {
             const ok = r.c.answerable ? r.cited.some((f) => r.c.expectedSources?.includes(f)) : r.outcome === 'declined';
-            console.log(`${ok ? ' ' : '✗'} ${r.c.id} [${r.outcome}] rank=${r.rank} cited=${r.cited.join(',')} :: ${r.c.question}\n    → ${r.text.slice(0, 240).replace(/\n/g, ' ')}`);
+            console.log(`${ok ? ' ' : '✗'} ${r.c.id} [${r.outcome}] rank=${r.rank} cited=${r.cited.join(',')} :: ${r.c.question}\n    → ${r.text.slice(0, 240).replace(/\n/g, ' ')}\n    ? ${r.why}`);
           }
         }
       }
