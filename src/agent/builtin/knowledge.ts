@@ -1,4 +1,5 @@
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
+import { HANDOFF_TOOL } from '../handoff-tool.js';
 import type { KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
 import { clip, humanize, keywords, sentences } from './text.js';
@@ -54,10 +55,13 @@ export function searchQuery(turn: BuiltinTurn): string {
 
 /** What else the assistant can do, from the tools it was offered besides the search. */
 function offer(turn: BuiltinTurn): string {
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL).map((t) => humanize(t.name));
-  if (actions.length === 0) return '';
-  const list = actions.length === 1 ? actions[0] : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
-  return ` I can also help you ${list}.`;
+  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => humanize(t.name));
+  // The person is offered in plain words: "request handoff" is a tool's name, not an offer.
+  const person = turn.tools.some((t) => t.name === HANDOFF_TOOL);
+  const list = actions.length <= 1 ? actions.join('') : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
+  if (list && person) return ` I can also help you ${list}, or put you in touch with a person.`;
+  if (list) return ` I can also help you ${list}.`;
+  return person ? ' I can also put you in touch with a person.' : '';
 }
 
 /** A term of the question as the search weighed it: its forms (alternatives) as keyword lists, and its weight. */

@@ -11,7 +11,10 @@ const STOPWORDS = new Set(
     'that these those what which who whom whose when where why how can could would should will shall may might must not ' +
     'no so too very just also please thanks hi hello hey there here some any all as up out off again want need like get ' +
     'got know tell let help find show give make ok okay one two way ways there than many much between difference possible able ' +
-    'anyone someone something anything thing things really actually long until'
+    'anyone someone something anything thing things really actually long until ' +
+    // Verbs and adverbs that frame a question ("how long does it take", "what usually happens")
+    // and name nothing the answer must hold.
+    'take takes took taking happen happens happened usually normally typically ever still already'
   ).split(' '),
 );
 
