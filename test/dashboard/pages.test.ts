@@ -88,15 +88,19 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
     await page.getByLabel('Launcher text').fill('Ask us');
     await page.getByLabel('Primary color', { exact: true }).fill('#0f766e');
     await page.getByLabel('Position').selectOption('bottom-left');
-    await expect.poll(() => preview.locator('answerdesk-widget .fab-text').textContent()).toBe('Ask us');
+    await page.getByLabel('Starter questions').fill('Where is my order?\nHow do I return an item?');
     // Bottom left: the launcher now sits at the left edge of the preview.
     const frameBox = (await page.locator('iframe[title="Live preview of the widget"]').boundingBox())!;
     await expect.poll(async () => (await preview.locator('answerdesk-widget .launcher').boundingBox())!.x - frameBox.x < 100).toBe(true);
+    // While the panel is open the launcher reads "Close"; closed, it shows the new launcher text.
+    await expect.poll(() => preview.locator('answerdesk-widget .fab-text').textContent()).toBe('Close');
+    await preview.locator('answerdesk-widget .launcher').click();
+    await expect.poll(() => preview.locator('answerdesk-widget .fab-text').textContent()).toBe('Ask us');
     // Unsaved so far.
     expect((await getProject(project.id)).json().project.settings.widget).toBeUndefined();
     await page.getByRole('button', { name: 'Save widget' }).click();
     await page.getByText('Saved: visitors see the new look').waitFor();
-    expect((await getProject(project.id)).json().project.settings.widget).toMatchObject({ fabText: 'Ask us', primaryColor: '#0f766e', position: 'bottom-left' });
+    expect((await getProject(project.id)).json().project.settings.widget).toMatchObject({ fabText: 'Ask us', primaryColor: '#0f766e', position: 'bottom-left', starterQuestions: ['Where is my order?', 'How do I return an item?'] });
     const config = await stack.t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(created.publicKey) });
     expect(config.json()).toMatchObject({ fabText: 'Ask us', position: 'bottom-left' });
 

@@ -18,7 +18,8 @@ const COLORS = [
 ] as const;
 
 /** The widget's defaults (what GET /widget/config answers for a field the project does not set), without the skills. */
-const { availableSkills: _skills, ...DEFAULTS } = DEFAULT_CONFIG;
+// `handoff` comes from the project's handoff settings (the Settings page), not from the widget's look.
+const { availableSkills: _skills, handoff: _handoff, ...DEFAULTS } = DEFAULT_CONFIG;
 const formOf = (widget: WidgetSettings | undefined): Form => ({ ...DEFAULTS, ...widget });
 
 /** A hex color the color picker can show (it only takes #rrggbb). */
@@ -87,7 +88,7 @@ export function Widget() {
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    save.mutate(form);
+    save.mutate({ ...form, starterQuestions: form.starterQuestions.map((q) => q.trim()).filter(Boolean) });
   };
   const readOnly = !can.configure;
   const fieldError = (name: keyof Form) => err?.fieldError(`settings.widget.${name}`);
@@ -124,6 +125,17 @@ export function Widget() {
           </Field>
           <Field label="Launcher text" hint="Up to 40 characters beside the icon, such as “Help”." error={fieldError('fabText')}>
             {(p) => <input {...p} type="text" value={form.fabText} onChange={(e) => set({ fabText: e.target.value })} readOnly={readOnly} />}
+          </Field>
+          <Field label="Starter questions" hint="One per line, up to 6: shown on the home screen for visitors to tap." error={fieldError('starterQuestions')}>
+            {(p) => (
+              <textarea
+                {...p}
+                rows={3}
+                value={form.starterQuestions.join('\n')}
+                onChange={(e) => set({ starterQuestions: e.target.value.split('\n').map((q) => q.trimStart()).filter((q, i, all) => q !== '' || i === all.length - 1) })}
+                readOnly={readOnly}
+              />
+            )}
           </Field>
           <label className="checkbox">
             <input type="checkbox" checked={form.showBranding} onChange={(e) => set({ showBranding: e.target.checked })} disabled={readOnly} />
