@@ -63,19 +63,22 @@ describe.each(limiterKinds)('events bus ($name)', (kind) => {
     expect(ok.got).toEqual([{ x: 1 }]);
   });
 
-  it.runIf(kind.name === 'redis')('carries events between two nodes that share a prefix, and not to another prefix', async () => {
-    const prefix = `test:${base62(8)}:`;
-    const nodeA = await make(prefix);
-    const nodeB = await make(prefix);
-    const elsewhere = await make();
-    const onB = collect();
-    const onElsewhere = collect();
-    await nodeB.subscribe('conv:9', onB.listener);
-    await elsewhere.subscribe('conv:9', onElsewhere.listener);
-    await nodeA.publish('conv:9', { type: 'message', seq: 3 });
-    await onB.until(1);
-    expect(onB.got).toEqual([{ type: 'message', seq: 3 }]);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(onElsewhere.got).toEqual([]);
-  });
+  // Only Redis joins nodes; the in-memory bus serves one process by design, so it has no such case.
+  if (kind.name === 'redis') {
+    it('carries events between two nodes that share a prefix, and not to another prefix', async () => {
+      const prefix = `test:${base62(8)}:`;
+      const nodeA = await make(prefix);
+      const nodeB = await make(prefix);
+      const elsewhere = await make();
+      const onB = collect();
+      const onElsewhere = collect();
+      await nodeB.subscribe('conv:9', onB.listener);
+      await elsewhere.subscribe('conv:9', onElsewhere.listener);
+      await nodeA.publish('conv:9', { type: 'message', seq: 3 });
+      await onB.until(1);
+      expect(onB.got).toEqual([{ type: 'message', seq: 3 }]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(onElsewhere.got).toEqual([]);
+    });
+  }
 });
