@@ -6,10 +6,14 @@ import { Transcript } from '../components/conversations/Transcript';
 import { StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
 import { Field, formatDateTime, Loading, PageHeader, QueryError } from '../components/ui';
+import { LiveNote } from '../components/conversations/LiveNote';
+import { useProjectEvents, type LiveState } from '../lib/live';
 import { useProjectId } from '../lib/project';
 
 type Status = 'ACTIVE' | 'CLOSED';
 type FeedbackFilter = 'positive' | 'negative' | 'any' | 'none';
+/** The inbox views: handed off and waiting for a person, or with one. */
+type HandoffView = 'requested' | 'active';
 
 export interface ConversationFilters {
   status?: Status;
@@ -17,6 +21,7 @@ export interface ConversationFilters {
   to?: string;
   user?: string;
   feedback?: FeedbackFilter;
+  handoff?: HandoffView;
 }
 
 export const conversationsKey = (projectId: string) => ['projects', projectId, 'conversations'] as const;
@@ -31,23 +36,35 @@ function dayStart(day: string, plusDays = 0): string {
 function filtersOf(params: URLSearchParams): ConversationFilters {
   const status = params.get('status');
   const feedback = params.get('feedback');
+  const handoff = params.get('handoff');
   return {
     status: status === 'ACTIVE' || status === 'CLOSED' ? status : undefined,
     from: params.get('from') || undefined,
     to: params.get('to') || undefined,
     user: params.get('user') || undefined,
     feedback: feedback === 'positive' || feedback === 'negative' || feedback === 'any' || feedback === 'none' ? feedback : undefined,
+    handoff: handoff === 'requested' || handoff === 'active' ? handoff : undefined,
   };
 }
 
-/** Conversations: the list with its filters (kept in the URL), or one conversation's transcript. */
+/**
+ * Conversations: the list with its filters (kept in the URL) and the inbox views, or one
+ * conversation's transcript. Both follow the project's live events, so they update without a reload.
+ */
 export function Conversations() {
   const { conversationId } = useParams();
-  if (conversationId) return <Transcript conversationId={conversationId} />;
-  return <ConversationList />;
+  const live = useProjectEvents(useProjectId());
+  if (conversationId) return <Transcript conversationId={conversationId} live={live} />;
+  return <ConversationList live={live} />;
 }
 
-function ConversationList() {
+const VIEWS: Array<{ view: HandoffView | undefined; label: string }> = [
+  { view: undefined, label: 'Every conversation' },
+  { view: 'requested', label: 'Waiting for a person' },
+  { view: 'active', label: 'With a person' },
+];
+
+function ConversationList({ live }: { live: LiveState }) {
   const projectId = useProjectId();
   const [params, setParams] = useSearchParams();
   const filters = filtersOf(params);
@@ -68,6 +85,7 @@ function ConversationList() {
               ...(filters.from ? { from: dayStart(filters.from) } : {}),
               ...(filters.to ? { to: dayStart(filters.to, 1) } : {}),
               ...(filters.feedback ? { feedback: filters.feedback } : {}),
+              ...(filters.handoff ? { handoff: filters.handoff } : {}),
               ...(pageParam ? { cursor: pageParam } : {}),
             },
           },
@@ -79,12 +97,20 @@ function ConversationList() {
   const apply = (event: FormEvent) => {
     event.preventDefault();
     const next = new URLSearchParams();
-    for (const [k, v] of Object.entries(draft)) if (v) next.set(k, String(v).trim());
+    for (const [k, v] of Object.entries({ ...draft, handoff: filters.handoff })) if (v) next.set(k, String(v).trim());
     setParams(next);
   };
   const clear = () => {
     setDraft({});
-    setParams(new URLSearchParams());
+    setParams(new URLSearchParams(filters.handoff ? { handoff: filters.handoff } : {}));
+  };
+  /** A view keeps the other filters. */
+  const viewHref = (view: HandoffView | undefined) => {
+    const next = new URLSearchParams(params);
+    if (view) next.set('handoff', view);
+    else next.delete('handoff');
+    const q = next.toString();
+    return `/p/${projectId}/conversations${q ? `?${q}` : ''}`;
   };
   const rows = list.data?.pages.flatMap((p) => p.conversations) ?? [];
   const badDates = draft.from && draft.to && draft.to < draft.from ? 'The end date is before the start date.' : undefined;
@@ -92,6 +118,14 @@ function ConversationList() {
   return (
     <>
       <PageHeader title="Conversations" description="What your customers asked and what the agent answered." />
+      <nav className="view-tabs" aria-label="Inbox">
+        {VIEWS.map(({ view, label }) => (
+          <Link key={label} to={viewHref(view)} aria-current={filters.handoff === view ? 'page' : undefined}>
+            {label}
+          </Link>
+        ))}
+      </nav>
+      <LiveNote live={live} />
       <form className="card filters" onSubmit={apply} aria-label="Filter conversations">
         <Field label="Status">
           {(p) => (
@@ -135,7 +169,7 @@ function ConversationList() {
       {list.isError ? <QueryError error={list.error} /> : null}
       {list.data && rows.length === 0 ? (
         <p role="status" className="muted">
-          No conversations match.
+          {filters.handoff === 'requested' ? 'Nobody is waiting for a person.' : filters.handoff === 'active' ? 'No conversation is with a person.' : 'No conversations match.'}
         </p>
       ) : null}
       {rows.length ? (
@@ -148,6 +182,9 @@ function ConversationList() {
               </Link>
               <span className="meta">
                 <StatusBadge tone={c.status === 'ACTIVE' ? 'ok' : 'neutral'}>{c.status === 'ACTIVE' ? 'active' : 'closed'}</StatusBadge>
+                {c.handoff?.status === 'requested' ? <StatusBadge tone="bad">waiting for a person</StatusBadge> : null}
+                {c.handoff?.status === 'active' ? <StatusBadge tone="neutral">with {c.handoff.assignee.name}</StatusBadge> : null}
+                {c.handoff?.reason ? <span>“{c.handoff.reason}”</span> : null}
                 <span>{c.messageCount} messages</span>
                 <span>updated {formatDateTime(c.updatedAt)}</span>
                 {c.endUser ? <span>user {c.endUser.externalId}</span> : null}

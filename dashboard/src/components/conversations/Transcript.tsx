@@ -1,9 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef } from 'react';
+import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
-import { api, unwrap } from '../../api/client';
+import { api, errorMessage, unwrap } from '../../api/client';
 import type { components } from '../../api/schema';
+import { useMe } from '../../lib/auth';
+import type { LiveState } from '../../lib/live';
 import { usePermissions, useProjectId } from '../../lib/project';
+import { LiveNote } from './LiveNote';
 import { prettyJson, StatusBadge } from '../kit/kit';
 import { formatDateTime, FormError, Loading, PageHeader, QueryError } from '../ui';
 
@@ -38,23 +41,39 @@ function toolParts(message: Message): ToolPart[] {
   return out;
 }
 
-/** One conversation as the end user saw it, with what the agent looked up, the ratings, and Close. */
-export function Transcript({ conversationId }: { conversationId: string }) {
+type AdminConversation = Detail['conversation'];
+
+/**
+ * One conversation as the end user saw it, with what the agent looked up and the ratings; and the
+ * handoff controls: assign to me, reply as a person, hand back to the agent, close.
+ */
+export function Transcript({ conversationId, live }: { conversationId: string; live: LiveState }) {
   const projectId = useProjectId();
   const perms = usePermissions();
+  const me = useMe();
   const queryClient = useQueryClient();
   const detail = useQuery({
     queryKey: detailKey(projectId, conversationId),
     queryFn: async () =>
       unwrap(await api.GET('/api/v1/admin/projects/{projectId}/conversations/{conversationId}', { params: { path: { projectId, conversationId } } })),
   });
+  const changed = ({ conversation }: { conversation: AdminConversation }) => {
+    queryClient.setQueryData<Detail>(detailKey(projectId, conversationId), (d) => (d ? { ...d, conversation } : d));
+    void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
+  };
+  const path = { params: { path: { projectId, conversationId } } };
   const close = useMutation({
-    mutationFn: async () =>
-      unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/close', { params: { path: { projectId, conversationId } } })),
-    onSuccess: ({ conversation }) => {
-      queryClient.setQueryData<Detail>(detailKey(projectId, conversationId), (d) => (d ? { ...d, conversation } : d));
-      void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
-    },
+    mutationFn: async () => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/close', path)),
+    onSuccess: changed,
+  });
+  // "Assign to me": a signed-in user without `assignee` takes it themselves.
+  const assign = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/assign', { ...path, body: {} })),
+    onSuccess: changed,
+  });
+  const handBack = useMutation({
+    mutationFn: async () => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/handback', path)),
+    onSuccess: changed,
   });
 
   const back = (
@@ -94,6 +113,31 @@ export function Transcript({ conversationId }: { conversationId: string }) {
         ) : null}
       </PageHeader>
       <FormError error={close.error} />
+      <LiveNote live={live} />
+      {c.status === 'ACTIVE' ? (
+        <section className="card handoff-panel" aria-labelledby="handoff-heading">
+          <h2 id="handoff-heading">{handoffTitle(c, me.user.id)}</h2>
+          {c.handoff?.reason ? (
+            <p className="muted">
+              Reason given: <q>{c.handoff.reason}</q>
+            </p>
+          ) : null}
+          {!perms.work ? <p className="muted small">Your role on this project can read conversations but not answer them.</p> : null}
+          <div className="row handoff-buttons">
+            {c.handoff?.status !== 'active' || c.handoff.assignee.id !== me.user.id ? (
+              <button type="button" onClick={() => assign.mutate()} disabled={!perms.work || assign.isPending}>
+                Assign to me
+              </button>
+            ) : null}
+            {c.handoff ? (
+              <button type="button" className="secondary" onClick={() => handBack.mutate()} disabled={!perms.work || handBack.isPending}>
+                Hand back to the agent
+              </button>
+            ) : null}
+          </div>
+          <FormError error={assign.error ?? handBack.error} />
+        </section>
+      ) : null}
       <dl className="facts">
         <div>
           <dt>Status</dt>
@@ -137,17 +181,82 @@ export function Transcript({ conversationId }: { conversationId: string }) {
           <MessageItem key={m.id} message={m} feedback={byMessage.get(m.id) ?? []} />
         ))}
       </ol>
+      {c.status === 'ACTIVE' ? <ReplyBox projectId={projectId} conversationId={conversationId} allowed={perms.work} onSent={(d) => queryClient.setQueryData(detailKey(projectId, conversationId), d)} /> : null}
     </>
+  );
+}
+
+function handoffTitle(c: AdminConversation, myId: string): string {
+  if (!c.handoff) return 'The agent is answering';
+  if (c.handoff.status === 'requested') return 'Waiting for a person';
+  return c.handoff.assignee.id === myId ? 'With you' : `With ${c.handoff.assignee.name}`;
+}
+
+/**
+ * A person's reply, sent as the signed-in user. The draft stays until the server has stored the
+ * reply, so a failed send (refused, or the network gone) loses nothing typed.
+ */
+function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: string; conversationId: string; allowed: boolean; onSent: (update: (d: Detail | undefined) => Detail | undefined) => void }) {
+  const queryClient = useQueryClient();
+  const id = useId();
+  const [draft, setDraft] = useState('');
+  const send = useMutation({
+    mutationFn: async (content: string) =>
+      unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/messages', { params: { path: { projectId, conversationId } }, body: { content } })),
+    onSuccess: ({ conversation }, content) => {
+      // Clears only what was sent: text typed while sending stays.
+      setDraft((d) => (d === content ? '' : d));
+      // The stored reply is read back with the conversation (the admin read has every message field).
+      onSent((d) => (d ? { ...d, conversation } : d));
+      void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
+    },
+  });
+  const submit = (event: FormEvent | { preventDefault(): void }) => {
+    event.preventDefault();
+    if (draft.trim() && !send.isPending) send.mutate(draft);
+  };
+  return (
+    <form className="card reply-box" onSubmit={submit} aria-label="Reply to the customer">
+      <label htmlFor={`${id}-reply`}>Your reply</label>
+      <textarea
+        id={`${id}-reply`}
+        value={draft}
+        rows={3}
+        maxLength={20_000}
+        disabled={!allowed}
+        aria-describedby={`${id}-hint${send.error ? ` ${id}-error` : ''}`}
+        aria-invalid={send.error ? true : undefined}
+        onChange={(e) => setDraft(e.target.value)}
+        onKeyDown={(e) => {
+          // Ctrl+Enter or ⌘+Enter sends; Enter alone is a new line.
+          if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) submit(e);
+        }}
+      />
+      <span className="hint" id={`${id}-hint`}>
+        Sent to the customer as you, and the agent stays quiet until you hand the conversation back. Ctrl+Enter sends.
+      </span>
+      {send.error ? (
+        <p className="form-error" role="alert" id={`${id}-error`}>
+          {errorMessage(send.error)}
+        </p>
+      ) : null}
+      <div className="row">
+        <button type="submit" disabled={!allowed || send.isPending || !draft.trim()}>
+          {send.isPending ? 'Sending…' : 'Send reply'}
+        </button>
+      </div>
+    </form>
   );
 }
 
 function MessageItem({ message: m, feedback }: { message: Message; feedback: Feedback[] }) {
   const tools = toolParts(m);
-  const label = m.role === 'user' ? 'Customer' : 'Agent';
+  const human = m.author?.type === 'human' ? m.author : null;
+  const label = m.role === 'user' ? 'Customer' : human ? human.name : 'Agent';
   return (
-    <li className={`msg ${m.role}${m.supersededBy ? ' superseded' : ''}`} data-message-id={m.id} data-role={m.role}>
+    <li className={`msg ${m.role}${human ? ' human' : ''}${m.supersededBy ? ' superseded' : ''}`} data-message-id={m.id} data-role={m.role}>
       <div className="msg-head">
-        <strong>{label}</strong> <span className="muted">{formatDateTime(m.createdAt)}</span>
+        <strong>{label}</strong> {human ? <StatusBadge tone="neutral">person</StatusBadge> : null} <span className="muted">{formatDateTime(m.createdAt)}</span>
         {m.model ? <span className="muted"> · {m.model}</span> : null}
         {m.status === 'error' ? <StatusBadge tone="bad">answer failed</StatusBadge> : null}
         {m.status === 'streaming' ? <StatusBadge tone="neutral">being written</StatusBadge> : null}

@@ -1,0 +1,44 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'offline';
+
+/**
+ * Follows the project's conversation changes (GET /api/v1/admin/projects/{id}/events, an SSE stream
+ * sent with the session cookie) and reads the conversation list and the open conversation again on
+ * each change, so the inbox and the transcript update without a reload. The stream carries only
+ * "conversation X changed": what changed is read from the admin API, so nothing is shown that the
+ * API would not return. EventSource reconnects by itself; after a reconnect everything is read again,
+ * since the stream does not replay what happened while it was down.
+ */
+export function useProjectEvents(projectId: string): LiveState {
+  const queryClient = useQueryClient();
+  const [state, setState] = useState<LiveState>('connecting');
+  useEffect(() => {
+    if (typeof EventSource === 'undefined') return;
+    const source = new EventSource(`/api/v1/admin/projects/${encodeURIComponent(projectId)}/events`);
+    let wasLive = false;
+    let pending: ReturnType<typeof setTimeout> | undefined;
+    // A burst of changes (a reply and its handoff change) is read again once.
+    const refresh = () => {
+      if (pending) return;
+      pending = setTimeout(() => {
+        pending = undefined;
+        void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
+      }, 50);
+    };
+    source.onopen = () => {
+      setState('live');
+      if (wasLive) refresh();
+      wasLive = true;
+    };
+    // CLOSED: the server refused the stream (the session ended, say); the page says it is not live.
+    source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'offline' : 'reconnecting');
+    source.addEventListener('conversation', refresh);
+    return () => {
+      if (pending) clearTimeout(pending);
+      source.close();
+    };
+  }, [projectId, queryClient]);
+  return state;
+}
