@@ -153,6 +153,15 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard handoff inbox ($n
     await page.getByRole('list', { name: 'Transcript' }).locator('li.msg.assistant', { hasText: 'five working days' }).waitFor();
     await sse.next((e) => e.event === 'message' && JSON.parse(e.data).message.id === answer.id);
 
+    // Closed by someone else while this person types: the send is refused, the text stays, and the page says why.
+    await reply.fill('One last note for you');
+    expect((await adminApi(stack.t, 'POST', `/projects/${p.project.id}/conversations/${id}/close`)).status).toBe(200);
+    await page.getByRole('button', { name: 'Send reply' }).click();
+    expect(await page.locator('.reply-box [role="alert"]').textContent()).toBe('Conversation is closed');
+    await page.getByText('The conversation was closed: this reply cannot be sent.').waitFor();
+    expect(await reply.inputValue()).toBe('One last note for you');
+    expect(await page.getByRole('button', { name: 'Send reply' }).isDisabled()).toBe(true);
+
     // It left the inbox views.
     await page.getByRole('link', { name: '← All conversations' }).click();
     await page.getByRole('navigation', { name: 'Inbox' }).getByRole('link', { name: 'With a person' }).click();

@@ -17,7 +17,6 @@ export function useProjectEvents(projectId: string): LiveState {
   useEffect(() => {
     if (typeof EventSource === 'undefined') return;
     const source = new EventSource(`/api/v1/admin/projects/${encodeURIComponent(projectId)}/events`);
-    let wasLive = false;
     let pending: ReturnType<typeof setTimeout> | undefined;
     // A burst of changes (a reply and its handoff change) is read again once.
     const refresh = () => {
@@ -27,10 +26,11 @@ export function useProjectEvents(projectId: string): LiveState {
         void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
       }, 50);
     };
+    // Read again on every (re)connect: changes made before the server started following the
+    // project, or while the stream was down, are not replayed.
     source.onopen = () => {
       setState('live');
-      if (wasLive) refresh();
-      wasLive = true;
+      refresh();
     };
     // CLOSED: the server refused the stream (the session ended, say); the page says it is not live.
     source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'offline' : 'reconnecting');

@@ -181,7 +181,13 @@ export function Transcript({ conversationId, live }: { conversationId: string; l
           <MessageItem key={m.id} message={m} feedback={byMessage.get(m.id) ?? []} />
         ))}
       </ol>
-      {c.status === 'ACTIVE' ? <ReplyBox projectId={projectId} conversationId={conversationId} allowed={perms.work} onSent={(d) => queryClient.setQueryData(detailKey(projectId, conversationId), d)} /> : null}
+      <ReplyBox
+        projectId={projectId}
+        conversationId={conversationId}
+        allowed={perms.work}
+        closed={c.status !== 'ACTIVE'}
+        onSent={(d) => queryClient.setQueryData(detailKey(projectId, conversationId), d)}
+      />
     </>
   );
 }
@@ -196,7 +202,20 @@ function handoffTitle(c: AdminConversation, myId: string): string {
  * A person's reply, sent as the signed-in user. The draft stays until the server has stored the
  * reply, so a failed send (refused, or the network gone) loses nothing typed.
  */
-function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: string; conversationId: string; allowed: boolean; onSent: (update: (d: Detail | undefined) => Detail | undefined) => void }) {
+function ReplyBox({
+  projectId,
+  conversationId,
+  allowed,
+  closed,
+  onSent,
+}: {
+  projectId: string;
+  conversationId: string;
+  allowed: boolean;
+  /** Closed (perhaps by someone else while this person typed): a draft stays readable, to copy. */
+  closed: boolean;
+  onSent: (update: (d: Detail | undefined) => Detail | undefined) => void;
+}) {
   const queryClient = useQueryClient();
   const id = useId();
   const [draft, setDraft] = useState('');
@@ -210,11 +229,14 @@ function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: s
       onSent((d) => (d ? { ...d, conversation } : d));
       void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
     },
+    // Refused (closed by someone else, say): read the conversation again so the page shows why.
+    onError: () => void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] }),
   });
   const submit = (event: FormEvent | { preventDefault(): void }) => {
     event.preventDefault();
-    if (draft.trim() && !send.isPending) send.mutate(draft);
+    if (draft.trim() && !send.isPending && !closed && allowed) send.mutate(draft);
   };
+  if (closed && !draft) return null;
   return (
     <form className="card reply-box" onSubmit={submit} aria-label="Reply to the customer">
       <label htmlFor={`${id}-reply`}>Your reply</label>
@@ -224,6 +246,7 @@ function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: s
         rows={3}
         maxLength={20_000}
         disabled={!allowed}
+        readOnly={closed}
         aria-describedby={`${id}-hint${send.error ? ` ${id}-error` : ''}`}
         aria-invalid={send.error ? true : undefined}
         onChange={(e) => setDraft(e.target.value)}
@@ -233,7 +256,9 @@ function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: s
         }}
       />
       <span className="hint" id={`${id}-hint`}>
-        Sent to the customer as you, and the agent stays quiet until you hand the conversation back. Ctrl+Enter sends.
+        {closed
+          ? 'The conversation was closed: this reply cannot be sent. Your text stays here to copy.'
+          : 'Sent to the customer as you, and the agent stays quiet until you hand the conversation back. Ctrl+Enter sends.'}
       </span>
       {send.error ? (
         <p className="form-error" role="alert" id={`${id}-error`}>
@@ -241,7 +266,7 @@ function ReplyBox({ projectId, conversationId, allowed, onSent }: { projectId: s
         </p>
       ) : null}
       <div className="row">
-        <button type="submit" disabled={!allowed || send.isPending || !draft.trim()}>
+        <button type="submit" disabled={!allowed || closed || send.isPending || !draft.trim()}>
           {send.isPending ? 'Sending…' : 'Send reply'}
         </button>
       </div>
