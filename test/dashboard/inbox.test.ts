@@ -154,8 +154,12 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard handoff inbox ($n
     await sse.next((e) => e.event === 'message' && JSON.parse(e.data).message.id === answer.id);
 
     // Closed by someone else while this person types: the send is refused, the text stays, and the page says why.
+    // (Closed just as the reply is sent, so the page cannot have read the closed state before.)
     await reply.fill('One last note for you');
-    expect((await adminApi(stack.t, 'POST', `/projects/${p.project.id}/conversations/${id}/close`)).status).toBe(200);
+    await page.route('**/conversations/*/messages', async (route) => {
+      expect((await adminApi(stack.t, 'POST', `/projects/${p.project.id}/conversations/${id}/close`)).status).toBe(200);
+      await route.continue();
+    });
     await page.getByRole('button', { name: 'Send reply' }).click();
     expect(await page.locator('.reply-box [role="alert"]').textContent()).toBe('Conversation is closed');
     await page.getByText('The conversation was closed: this reply cannot be sent.').waitFor();
