@@ -4,12 +4,12 @@ import { conversationTopic, projectTopic, type EventBus } from '../events/bus.js
 export type LiveEvents = EventBus;
 
 /**
- * What changed in a conversation: `message` (a message was stored) or `handoff` (its handoff state
- * changed). Subscribers read the store for the change itself, so an event is only a hint and a
+ * What changed in a conversation: `message` (a message was stored), `handoff` (its handoff state
+ * changed) or `closed` (a teammate closed it). Subscribers read the store for the change itself, so an event is only a hint and a
  * missed or repeated one costs nothing but a read.
  */
 export interface ConversationChange {
-  type: 'message' | 'handoff';
+  type: 'message' | 'handoff' | 'closed';
   conversationId: string;
   /** The new message's position, for `message`. */
   seq?: number;

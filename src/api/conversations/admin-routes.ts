@@ -68,7 +68,7 @@ export const conversationAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      return { conversation: await closeAdminConversation(db, project, request.params.conversationId) };
+      return { conversation: await closeAdminConversation(db, project, request.params.conversationId, request.server.deps.events) };
     },
   });
 };

@@ -9,6 +9,7 @@ import {
 import { listFeedback } from '../../conversations/feedback.js';
 import { listMessages } from '../../conversations/messages.js';
 import { handoffState } from '../../conversations/handoff.js';
+import { notifyConversation, type LiveEvents } from '../../conversations/live.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
@@ -110,7 +111,9 @@ export async function readAdminConversation(db: Db, project: Project, conversati
 }
 
 /** Closes the conversation (idempotent: an already closed one keeps its first closedAt). */
-export async function closeAdminConversation(db: Db, project: Project, conversationId: string): Promise<AdminConversation> {
+export async function closeAdminConversation(db: Db, project: Project, conversationId: string, events?: LiveEvents): Promise<AdminConversation> {
   await closeConversation(db, project.id, conversationId);
+  // The dashboard inbox (and the widget's stream) hear of it at once, on every node.
+  await notifyConversation(events, { id: conversationId, project_id: project.id }, 'closed');
   return getAdminConversation(db, project, conversationId);
 }

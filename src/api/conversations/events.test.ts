@@ -132,6 +132,9 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       await waitForReady(inbox);
       await t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey) });
       expect(data(await inbox.next((e) => e.event === 'conversation'))).toEqual({ conversationId: id, type: 'handoff' });
+      // A teammate closing it elsewhere reaches the inbox too.
+      await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/conversations/${id}/close`, headers: adminAuth() });
+      expect(data(await inbox.next((e) => e.event === 'conversation' && data(e).type === 'closed'))).toEqual({ conversationId: id, type: 'closed' });
       expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: auth(p.publicKey) })).status).toBe(401);
       const otherKey = await createProject(t);
       expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: { authorization: `Bearer ${otherKey.secretKey}` } })).status).toBe(404);

@@ -129,7 +129,8 @@ export async function streamConversationEvents(
       }));
 
   const onChange = (change: ConversationChange) => {
-    if (change.type === 'handoff') handoffDue = true;
+    // A close is told as the state the widget already follows (it then shows no handoff).
+    if (change.type !== 'message') handoffDue = true;
     else messagesDue = true;
     void flush();
   };
