@@ -291,42 +291,6 @@ export interface WebhookEndpointsTable {
   updated_at: string;
 }
 
-export interface MembershipsTable {
-  user_id: string;
-  project_id: string;
-  role: 'admin' | 'agent' | 'viewer';
-  created_at: string;
-}
-
-export interface SessionsTable {
-  /** SHA-256 (hex) of the cookie's value. */
-  id_hash: string;
-  user_id: string;
-  created_at: string;
-  last_seen_at: string;
-  expires_at: string;
-  absolute_expires_at: string;
-}
-
-export interface InvitesTable {
-  id: string;
-  /** SHA-256 (hex) of the link's token. */
-  token_hash: string;
-  email: string;
-  role: 'owner' | 'member';
-  /** JSON: [{projectId, role}]. */
-  projects: string;
-  created_by: string | null;
-  created_at: string;
-  expires_at: string;
-}
-
-export interface SetupTokensTable {
-  /** SHA-256 (hex) of the printed first-run token. */
-  token_hash: string;
-  created_at: string;
-}
-
 /** An event of the outbox: the exact body sent (and signed) to every endpoint that takes its type. */
 export interface WebhookEventsTable {
   id: string;
