@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../api/client';
-import { Field, FormError, Loading, QueryError, formatDateTime } from './ui';
+import { Field, formatDateTime, FormError, QueryStatus } from './ui';
 
 /** Shown once: a key or secret the server keeps only as a hash. */
 function ShownOnce({ label, value }: { label: string; value: string }) {
@@ -88,8 +88,7 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
       <section className="card stack" aria-labelledby="keys-title">
         <h2 id="keys-title">API keys</h2>
         <p className="muted">Public keys (ad_pk_…) go in web pages. Secret keys (ad_sk_…) administer the project from your servers: never put one in a page.</p>
-        {keys.isPending ? <Loading /> : null}
-        {keys.isError ? <QueryError error={keys.error} /> : null}
+        <QueryStatus query={keys} />
         {keys.data ? (
           <div className="table-wrap">
             <table>

@@ -65,6 +65,16 @@ export function Loading({ what = 'Loading…' }: { what?: string }) {
 }
 
 /** Shown when a page's data could not be read. */
+/**
+ * Where a list's data goes while it is not there yet: loading, the error that stopped it, or (with
+ * `isEmpty`) the text saying there is nothing to show. Renders nothing once there is data.
+ */
+export function QueryStatus({ query, isEmpty = false, empty }: { query: { isPending: boolean; isError: boolean; error: unknown }; isEmpty?: boolean; empty?: ReactNode }) {
+  if (query.isPending) return <Loading />;
+  if (query.isError) return <QueryError error={query.error} />;
+  return isEmpty && empty ? <p className="muted">{empty}</p> : null;
+}
+
 export function QueryError({ error }: { error: unknown }) {
   return (
     <p className="form-error" role="alert">

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, type ReactNode } from 'react';
-import { Navigate, useLocation } from 'react-router';
+import { Navigate, useLocation, useNavigate } from 'react-router';
 import { api, onSessionEnded, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 
@@ -57,6 +57,20 @@ export function permissionsOf(me: Me, projectId: string | undefined): Permission
  * Renders its children only with a session; without one it sends the visitor to the login page
  * (remembering where they were going). A 401 from any later call ends the session here as well.
  */
+/**
+ * What a page does once the server has set the session cookie (sign-in, first-run setup, an
+ * accepted invite): forget what another user's session cached, read who is signed in, go to `to`.
+ */
+export function useSignedIn(): (to?: string) => Promise<void> {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  return async (to = '/') => {
+    queryClient.clear();
+    queryClient.setQueryData(ME_KEY, await fetchMe());
+    navigate(to, { replace: true });
+  };
+}
+
 export function RequireSession({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const location = useLocation();

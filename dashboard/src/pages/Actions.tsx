@@ -7,7 +7,7 @@ import { ActionTest } from '../components/actions/ActionTest';
 import { CallLog } from '../components/actions/CallLog';
 import { ConfirmButton, EnableSwitch } from '../components/kit/kit';
 import '../components/kit/pages.css';
-import { FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
+import { FormError, PageHeader, QueryStatus, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
 
 export type Action = components['schemas']['Action'];
@@ -60,9 +60,7 @@ export function Actions() {
         </button>
       </PageHeader>
       <ReadOnlyNote show={!perms.configure} />
-      {actions.isPending ? <Loading /> : null}
-      {actions.isError ? <QueryError error={actions.error} /> : null}
-      {actions.data && actions.data.length === 0 ? <p className="muted">No actions yet.</p> : null}
+      <QueryStatus query={actions} isEmpty={!!actions.data && actions.data.length === 0} empty="No actions yet." />
       {actions.data && actions.data.length > 0 ? (
         <div className="table-wrap">
           <table>

@@ -5,7 +5,7 @@ import { api, unwrap } from '../api/client';
 import { Transcript } from '../components/conversations/Transcript';
 import { StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
-import { Field, formatDateTime, Loading, PageHeader, QueryError } from '../components/ui';
+import { Field, formatDateTime, PageHeader, QueryStatus } from '../components/ui';
 import { LiveNote } from '../components/conversations/LiveNote';
 import { useProjectEvents, type LiveState } from '../lib/live';
 import { useProjectId } from '../lib/project';
@@ -165,8 +165,7 @@ function ConversationList({ live }: { live: LiveState }) {
           </button>
         </div>
       </form>
-      {list.isPending ? <Loading /> : null}
-      {list.isError ? <QueryError error={list.error} /> : null}
+      <QueryStatus query={list} />
       {list.data && rows.length === 0 ? (
         <p role="status" className="muted">
           {filters.handoff === 'requested' ? 'Nobody is waiting for a person.' : filters.handoff === 'active' ? 'No conversation is with a person.' : 'No conversations match.'}

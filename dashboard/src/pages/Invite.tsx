@@ -1,16 +1,15 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import { Field, FormError, Loading, QueryError } from '../components/ui';
-import { fetchMe, ME_KEY } from '../lib/auth';
+import { useSignedIn } from '../lib/auth';
 
 /** An invite link: the invited person picks their name and password, and is signed in. */
 export function Invite() {
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const signedIn = useSignedIn();
   const [form, setForm] = useState({ name: '', password: '' });
   const invite = useQuery({
     queryKey: ['auth', 'invite', token],
@@ -20,11 +19,7 @@ export function Invite() {
   });
   const accept = useMutation({
     mutationFn: async () => unwrap(await api.POST('/api/v1/auth/invite', { body: { token, ...form } })),
-    onSuccess: async () => {
-      queryClient.clear();
-      queryClient.setQueryData(ME_KEY, await fetchMe());
-      navigate('/', { replace: true });
-    },
+    onSuccess: () => signedIn(),
   });
   const err = accept.error instanceof ApiError ? accept.error : null;
   const submit = (event: FormEvent) => {

@@ -5,7 +5,7 @@ import { AddSource } from '../components/knowledge/AddSource';
 import { SearchPreview } from '../components/knowledge/SearchPreview';
 import { ConfirmButton, StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
-import { formatDateTime, FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
+import { formatDateTime, FormError, PageHeader, QueryStatus, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
 
 export type KnowledgeSource = components['schemas']['KnowledgeSource'];
@@ -59,9 +59,7 @@ export function Knowledge() {
       <ReadOnlyNote show={!perms.configure} />
       <section aria-labelledby="sources-heading">
         <h2 id="sources-heading">Sources</h2>
-        {sources.isPending ? <Loading /> : null}
-        {sources.isError ? <QueryError error={sources.error} /> : null}
-        {sources.data && sources.data.length === 0 ? <p className="muted">No sources yet: add the first one below.</p> : null}
+        <QueryStatus query={sources} isEmpty={!!sources.data && sources.data.length === 0} empty="No sources yet: add the first one below." />
         {sources.data && sources.data.length > 0 ? (
           <div className="table-wrap">
             <table>

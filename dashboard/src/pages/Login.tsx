@@ -1,9 +1,9 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { FormError } from '../components/ui';
-import { fetchMe, ME_KEY } from '../lib/auth';
+import { useSignedIn } from '../lib/auth';
 
 /** A same-app path to go back to after signing in (never another site). */
 export function safeNext(next: string | null): string {
@@ -12,18 +12,13 @@ export function safeNext(next: string | null): string {
 
 export function Login() {
   const [params] = useSearchParams();
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const signedIn = useSignedIn();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const setup = useQuery({ queryKey: ['auth', 'setup'], queryFn: async () => unwrap(await api.GET('/api/v1/auth/setup')) });
   const login = useMutation({
     mutationFn: async () => unwrap(await api.POST('/api/v1/auth/login', { body: { email, password } })),
-    onSuccess: async () => {
-      queryClient.clear();
-      queryClient.setQueryData(ME_KEY, await fetchMe());
-      navigate(safeNext(params.get('next')), { replace: true });
-    },
+    onSuccess: () => signedIn(safeNext(params.get('next'))),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();

@@ -1,25 +1,20 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { Link, useNavigate, useSearchParams } from 'react-router';
+import { Link, useSearchParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
 import { Field, FormError, Loading, QueryError } from '../components/ui';
-import { fetchMe, ME_KEY } from '../lib/auth';
+import { useSignedIn } from '../lib/auth';
 
 /** First run: the link the server prints creates the first owner, once. */
 export function Setup() {
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
-  const navigate = useNavigate();
-  const queryClient = useQueryClient();
+  const signedIn = useSignedIn();
   const [form, setForm] = useState({ email: '', name: '', password: '' });
   const status = useQuery({ queryKey: ['auth', 'setup'], queryFn: async () => unwrap(await api.GET('/api/v1/auth/setup')) });
   const setup = useMutation({
     mutationFn: async () => unwrap(await api.POST('/api/v1/auth/setup', { body: { token, ...form } })),
-    onSuccess: async () => {
-      queryClient.clear();
-      queryClient.setQueryData(ME_KEY, await fetchMe());
-      navigate('/', { replace: true });
-    },
+    onSuccess: () => signedIn(),
   });
   const err = setup.error instanceof ApiError ? setup.error : null;
   const submit = (event: FormEvent) => {

@@ -4,7 +4,7 @@ import { api, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { ConfirmButton, EnableSwitch, errorsUnder, formLevelError } from '../components/kit/kit';
 import '../components/kit/pages.css';
-import { Field, FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
+import { Field, FormError, PageHeader, QueryStatus, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
 
 type Skill = components['schemas']['AdminSkill'];
@@ -56,9 +56,7 @@ export function Skills() {
         </button>
       </PageHeader>
       <ReadOnlyNote show={!perms.configure} />
-      {skills.isPending ? <Loading /> : null}
-      {skills.isError ? <QueryError error={skills.error} /> : null}
-      {skills.data && skills.data.length === 0 ? <p className="muted">No skills yet.</p> : null}
+      <QueryStatus query={skills} isEmpty={!!skills.data && skills.data.length === 0} empty="No skills yet." />
       {skills.data && skills.data.length > 0 ? (
         <div className="table-wrap">
           <table>

@@ -3,7 +3,7 @@ import { Link } from 'react-router';
 import { api, unwrap } from '../../api/client';
 import type { components } from '../../api/schema';
 import { StatusBadge } from '../kit/kit';
-import { formatDateTime, Loading, QueryError } from '../ui';
+import { formatDateTime, QueryStatus } from '../ui';
 
 type Action = components['schemas']['Action'];
 
@@ -31,9 +31,7 @@ export function CallLog({ projectId, action }: { projectId: string; action: Acti
           Refresh
         </button>
       </div>
-      {calls.isPending ? <Loading /> : null}
-      {calls.isError ? <QueryError error={calls.error} /> : null}
-      {calls.data && rows.length === 0 ? <p className="muted">No calls yet.</p> : null}
+      <QueryStatus query={calls} isEmpty={!!calls.data && rows.length === 0} empty="No calls yet." />
       {rows.length ? (
         <div className="table-wrap">
           <table aria-label={`Calls of ${action.name}`}>
