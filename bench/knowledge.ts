@@ -1,16 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { DocumentParser } from '../src/knowledge/parser.js';
 import { createSource } from '../src/knowledge/sources.js';
-import { base62 } from '../src/lib/ids.js';
-import { createRateLimiter } from '../src/limits/index.js';
 import { createProject } from '../src/projects/projects.js';
-import { openStore, type Store } from '../src/store/index.js';
+import { openBench, waitAllReady } from './store.js';
 import { answerRank, loadCorpus, retrievalScores } from '../test/support/corpus.js';
 import { helpManual } from '../test/support/knowledge.js';
 
@@ -66,42 +61,6 @@ function page(i: number): string {
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-async function openBench(kind: 'sqlite' | 'postgres', url: string) {
-  const schema = kind === 'postgres' ? `bench_${base62(10).toLowerCase()}` : undefined;
-  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'answerdesk-bench-')) : null;
-  const dbUrl = kind === 'sqlite' ? `sqlite:${join(dir!, 'bench.db')}` : url;
-  const store = await openStore(dbUrl, { schema });
-  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent', ANSWERDESK_DEMO: 'false' });
-  const deps = createDeps(config, store, await createRateLimiter(undefined));
-  return {
-    deps,
-    async close() {
-      await deps.limiter.close();
-      await store.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-      if (schema) {
-        const client = new pg.Client({ connectionString: url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
-      }
-    },
-  };
-}
-
-async function waitAllReady(store: Store, projectId: string): Promise<void> {
-  for (;;) {
-    const pending = await store.db
-      .selectFrom('knowledge_sources')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('project_id', '=', projectId)
-      .where('status', 'in', ['pending', 'processing'])
-      .executeTakeFirstOrThrow();
-    if (Number(pending.n) === 0) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 async function scale(kind: 'sqlite' | 'postgres', url: string) {

@@ -1,21 +1,17 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readUIMessageStream } from 'ai';
-import pg from 'pg';
 import pino from 'pino';
 import { streamAnswer } from '../src/agent/answer.js';
-import { loadConfig } from '../src/config.js';
 import { createConversation } from '../src/conversations/conversations.js';
 import { appendMessage, listMessages } from '../src/conversations/messages.js';
-import { createDeps, type AppDeps } from '../src/deps.js';
+import { type AppDeps } from '../src/deps.js';
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { createSource } from '../src/knowledge/sources.js';
-import { base62, newId } from '../src/lib/ids.js';
-import { createRateLimiter } from '../src/limits/index.js';
+import { newId } from '../src/lib/ids.js';
 import { createProject } from '../src/projects/projects.js';
-import { openStore } from '../src/store/index.js';
+import { openBench, waitAllReady } from './store.js';
 
 /**
  * Answer quality on the sets under test/quality (see its README): each set's documents go into a
@@ -55,42 +51,6 @@ const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
   sqlite: { docs: join(ROOT, 'sqlite/docs/'), type: 'html' },
 };
 
-async function openBench(kind: 'sqlite' | 'postgres', url: string) {
-  const schema = kind === 'postgres' ? `bench_${base62(10).toLowerCase()}` : undefined;
-  const dir = kind === 'sqlite' ? mkdtempSync(join(tmpdir(), 'answerdesk-quality-')) : null;
-  const dbUrl = kind === 'sqlite' ? `sqlite:${join(dir!, 'bench.db')}` : url;
-  const store = await openStore(dbUrl, { schema });
-  const config = loadConfig({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: 'silent', ANSWERDESK_DEMO: 'false', ANSWERDESK_EMBEDDING_MODEL: undefined });
-  const deps = createDeps(config, store, await createRateLimiter(undefined));
-  return {
-    deps,
-    async close() {
-      await deps.limiter.close();
-      await store.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
-      if (schema) {
-        const client = new pg.Client({ connectionString: url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
-      }
-    },
-  };
-}
-
-async function waitAllReady(deps: AppDeps, projectId: string): Promise<void> {
-  for (;;) {
-    const pending = await deps.store.db
-      .selectFrom('knowledge_sources')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('project_id', '=', projectId)
-      .where('status', 'in', ['pending', 'processing'])
-      .executeTakeFirstOrThrow();
-    if (Number(pending.n) === 0) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const log = pino({ level: 'silent' });
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ');
 
@@ -104,7 +64,7 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
     const source = await createSource(deps, project.id, { type, payload: readFileSync(join(docs, file), 'utf8') });
     fileBySource.set(source.id, file);
   }
-  await waitAllReady(deps, project.id);
+  await waitAllReady(deps.store, project.id, 100);
   await worker.stop();
   const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', project.id).where('status', '=', 'failed').execute();
   if (failed.length) throw new Error(`${failed.length} sources of ${name} failed to ingest`);
@@ -180,7 +140,7 @@ export async function run(): Promise<void> {
   const verbose = process.env.BENCH_QUALITY_VERBOSE === '1';
 
   for (const [kind, url] of targets) {
-    const bench = await openBench(kind, url);
+    const bench = await openBench(kind, url, { ANSWERDESK_EMBEDDING_MODEL: undefined });
     try {
       const all: Outcome[] = [];
       const columns: Record<string, Record<string, string | number | null>> = {};
