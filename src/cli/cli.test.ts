@@ -1,80 +1,38 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { base62 } from '../lib/ids.js';
 import { hashKey, signUserId } from '../lib/keys.js';
 import { listProjects } from '../projects/projects.js';
-import { openStore, type Store } from '../store/index.js';
+import type { Store } from '../store/index.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI as a child process, as a user would, optionally feeding standard input. */
-function runCli(args: string[], env: Record<string, string>, input?: string): Promise<Result> {
-  return new Promise((done, fail) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (err as { code?: unknown }).code : 0;
-        if (typeof code !== 'number') return fail(err);
-        done({ code, stdout, stderr });
-      },
-    );
-    child.stdin!.end(input ?? '');
-  });
-}
 
 // Each command starts a Node process that compiles TypeScript on the fly: allow for a busy machine.
 const SLOW = { timeout: 180_000 };
 
 describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
-  let databaseUrl: string;
+  let db: CliDatabase;
   let store: Store;
   let t: TestApp;
-  let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (dialect.name === 'sqlite') {
-      const dir = mkdtempSync(join(tmpdir(), 'answerdesk-cli-'));
-      databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
-      store = await openStore(databaseUrl);
-      cleanup = async () => rmSync(dir, { recursive: true, force: true });
-    } else {
-      // The CLI gets its own schema through libpq's `options` parameter, which pg passes on.
-      const schema = `t_cli_${base62(10).toLowerCase()}`;
-      store = await openStore(dialect.url, { schema });
-      databaseUrl = `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      cleanup = async () => {
-        const client = new pg.Client({ connectionString: dialect.url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
-      };
-    }
-    // The app over the same database: keys printed by the CLI must work against the API.
+    db = await openCliDatabase(dialect);
+    store = db.store;
+    // The app over the same database: what the CLI writes must work against the API.
     t = await createTestApp({ dialect, store });
   });
   afterAll(async () => {
     await t.close();
-    await store.close();
-    await cleanup();
+    await db.close();
   });
 
   // A loaded CI machine (two test workers, each CLI run compiling TypeScript) can take longer than the
   // 5 s default to open a connection; what these tests check is the commands, not that default.
   const cli = (args: string[], env: Record<string, string> = {}, input?: string) =>
-    runCli(args, { DATABASE_URL: databaseUrl, DATABASE_CONNECT_TIMEOUT_MS: '30000', ...env }, input);
+    runCli(args, { ...db.env, ...env }, input);
 
   it('project create prints the id, both keys and the HMAC secret, and they are real', async () => {
     const res = await cli(['project', 'create', '--name', 'CLI Shop']);

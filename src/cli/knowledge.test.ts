@@ -1,64 +1,26 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
-import pg from 'pg';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/helper.js';
+import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { fullTextIndexFor } from '../knowledge/search/index.js';
-import { base62 } from '../lib/ids.js';
 import { createProject } from '../projects/projects.js';
-import { openStore, type Store } from '../store/index.js';
-
-const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
-
-/** Runs the real CLI in its own process, optionally feeding standard input. */
-function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (err as { code?: unknown }).code : 0;
-        if (typeof code !== 'number') return fail(err);
-        done({ code, stdout, stderr });
-      },
-    );
-    child.stdin!.end(input ?? '');
-  });
-}
+import type { Store } from '../store/index.js';
 
 // Each command is a Node process compiling TypeScript on the fly: allow for a busy machine.
 describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_000 }, (dialect) => {
+  let db: CliDatabase;
   let dir: string;
   let store: Store;
   let env: Record<string, string>;
   let projectId: string;
-  let dropSchema = async () => {};
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'answerdesk-knowledge-cli-'));
-    if (dialect.name === 'sqlite') {
-      const url = `sqlite:${join(dir, 'cli.db')}`;
-      store = await openStore(url);
-      env = { DATABASE_URL: url };
-    } else {
-      const schema = `t_cli_${base62(10).toLowerCase()}`;
-      store = await openStore(dialect.url, { schema });
-      env = { DATABASE_CONNECT_TIMEOUT_MS: '30000', DATABASE_URL: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}` };
-      dropSchema = async () => {
-        const client = new pg.Client({ connectionString: dialect.url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
-      };
-    }
+    db = await openCliDatabase(dialect);
+    ({ dir, store, env } = db);
   });
   afterAll(async () => {
-    await store.close();
-    await dropSchema();
-    rmSync(dir, { recursive: true, force: true });
+    await db.close();
   });
   // Each test its own project.
   beforeEach(async () => {

@@ -1,66 +1,28 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { base62 } from '../lib/ids.js';
-import { openStore, type Store } from '../store/index.js';
+import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
+import type { Store } from '../store/index.js';
 
-const BIN = resolve(import.meta.dirname, '../../bin/answerdesk.js');
-
-/** Runs the real CLI as a child process, feeding standard input (the password). */
-function runCli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_CONNECT_TIMEOUT_MS: '30000', ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (err as { code?: unknown }).code : 0;
-        if (typeof code !== 'number') return fail(err);
-        done({ code, stdout, stderr });
-      },
-    );
-    child.stdin!.end(input ?? '');
-  });
-}
 
 const SAME_ORIGIN = { host: 'dash.example', 'sec-fetch-site': 'same-origin' };
 
 describe.each(dialects)('answerdesk user on $name', { timeout: 180_000 }, (dialect) => {
-  let databaseUrl: string;
+  let db: CliDatabase;
   let store: Store;
   let t: TestApp;
-  let cleanup: () => Promise<void>;
 
   beforeAll(async () => {
-    if (dialect.name === 'sqlite') {
-      const dir = mkdtempSync(join(tmpdir(), 'answerdesk-user-'));
-      databaseUrl = `sqlite:${join(dir, 'cli.db')}`;
-      store = await openStore(databaseUrl);
-      cleanup = async () => rmSync(dir, { recursive: true, force: true });
-    } else {
-      const schema = `t_user_${base62(10).toLowerCase()}`;
-      store = await openStore(dialect.url, { schema });
-      databaseUrl = `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-      cleanup = async () => {
-        const client = new pg.Client({ connectionString: dialect.url });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
-      };
-    }
+    db = await openCliDatabase(dialect);
+    store = db.store;
+    // The app over the same database: what the CLI writes must work against the API.
     t = await createTestApp({ dialect, store });
   });
   afterAll(async () => {
     await t.close();
-    await store.close();
-    await cleanup();
+    await db.close();
   });
 
-  const cli = (args: string[], input?: string) => runCli(args, { DATABASE_URL: databaseUrl }, input);
+  const cli = (args: string[], input?: string) => runCli(args, db.env, input);
   const login = (email: string, password: string) =>
     t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: SAME_ORIGIN, payload: { email, password } });
 
