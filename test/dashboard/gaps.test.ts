@@ -126,6 +126,7 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge gaps ($
     expect(await answerBox.getAttribute('maxlength')).toBe('10000');
     expect(await form.getByRole('button', { name: 'Save answer' }).isDisabled()).toBe(true);
     await expectAccessible(page, 'Knowledge gaps (answer form)');
+    await screenshot(page, `gaps-answer-${dialect.name}`);
     await answerBox.fill('Yes: gift wrapping costs €3.50 per order. Choose it at checkout, and add a message card for free.');
     await form.getByRole('button', { name: 'Save answer' }).click();
     await page.getByRole('status').filter({ hasText: 'Answered “Do you offer gift wrapping?”' }).waitFor();
