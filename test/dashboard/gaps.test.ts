@@ -159,6 +159,27 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge gaps ($
     await context.close();
   }, 120_000);
 
+  it("shows the server's refusal in the form and keeps the answer typed", async () => {
+    const p = await seedProject('Refusing gaps shop');
+    await ask(p, 'Do you offer gift wrapping?');
+    const [gap] = await gaps(p.project.id);
+    const admin = await seedUser(stack.t, { projectId: p.project.id, role: 'admin' });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, admin.email, admin.password);
+    await page.goto(`${stack.origin}/dashboard/p/${p.project.id}/knowledge/gaps`);
+    const item = page.locator('li[data-gap-id]', { hasText: 'Do you offer gift wrapping?' });
+    await item.getByRole('button', { name: 'Answer this' }).click();
+    // Someone else answers it meanwhile.
+    expect((await adminApi(stack.t, 'POST', `/projects/${p.project.id}/gaps/${gap!.id}/resolve`, { answer: 'Yes, for €3.50.' })).status).toBe(200);
+    const answerBox = item.getByRole('textbox', { name: 'Answer' });
+    await answerBox.fill('Yes, we do.');
+    await item.getByRole('button', { name: 'Save answer' }).click();
+    await expect.poll(() => item.getByRole('alert').textContent()).toBe('Gap already resolved');
+    expect(await answerBox.inputValue()).toBe('Yes, we do.');
+    await context.close();
+  }, 120_000);
+
   it('shows a viewer the gaps without the buttons, and the server refuses them too', async () => {
     const p = await seedProject('Viewer gaps shop');
     await ask(p, 'Do you offer gift wrapping?');
