@@ -11,6 +11,7 @@ import { createTracing, type Tracing } from './lib/tracing.js';
 import { LocalEndpoints } from './lib/local-endpoints.js';
 import { createRateLimiter, type RateLimiter } from './limits/index.js';
 import { openStore, storeOptions, type Store } from './store/index.js';
+import { unsettledDeliveryCount } from './webhooks/deliveries.js';
 
 /**
  * What the app's parts reach, built once at boot and passed down; no module keeps a registry of its
@@ -46,6 +47,7 @@ export function createDeps(
   const metrics = createMetrics(config.ANSWERDESK_METRICS_TOKEN !== undefined, {
     queueDepth: () => waitingJobCount(store.db),
     pool: () => store.poolStats(),
+    webhookPending: () => unsettledDeliveryCount(store.db),
   });
   return {
     config,

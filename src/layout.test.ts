@@ -36,7 +36,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   accounts: ['projects', 'store', 'lib'],
   evals: ['agent', 'knowledge', 'conversations', 'projects', 'store', 'lib', 'config'],
   // Composition.
-  deps: ['agent', 'knowledge', 'events', 'limits', 'store', 'lib', 'config'],
+  deps: ['agent', 'knowledge', 'events', 'webhooks', 'limits', 'store', 'lib', 'config'],
   http: ['deps', 'agent', 'projects', 'accounts', 'limits', 'store', 'lib', 'config'],
   api: ['http', 'deps', ...CORE, 'net', 'limits', 'store', 'lib', 'config', 'widget'],
   routes: ['api'],

@@ -110,7 +110,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     app.log.info({ port: metricsServer.port }, 'metrics listening');
   }
   const webhookWorker = startWebhookWorker(
-    { db: deps.store.db, box: secretBox(config), allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK },
+    { db: deps.store.db, box: secretBox(config), allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, metrics: deps.metrics },
     { log: app.log },
   );
   await app.listen({ port: config.PORT, host: config.HOST });

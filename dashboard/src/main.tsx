@@ -9,6 +9,7 @@ import { Actions } from './pages/Actions';
 import { Activity } from './pages/Activity';
 import { Analytics } from './pages/Analytics';
 import { Conversations } from './pages/Conversations';
+import { Gaps } from './pages/Gaps';
 import { Home, NotFound } from './pages/Home';
 import { Invite } from './pages/Invite';
 import { Knowledge } from './pages/Knowledge';
@@ -54,6 +55,7 @@ const router = createBrowserRouter(
             { path: 'conversations', element: <Conversations /> },
             { path: 'conversations/:conversationId', element: <Conversations /> },
             { path: 'knowledge', element: <Knowledge /> },
+            { path: 'knowledge/gaps', element: <Gaps /> },
             { path: 'actions', element: <Actions /> },
             { path: 'skills', element: <Skills /> },
             { path: 'widget', element: <Widget /> },

@@ -12,6 +12,7 @@ import { serveCommand } from './commands/serve.js';
 import { skillCommands } from './commands/skill.js';
 import { formatDetails } from './commands/shared.js';
 import { userCommands } from './commands/user.js';
+import { webhookCommands } from './commands/webhook.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
 
 /** Every command group. A new group is one file in ./commands and one line here. */
@@ -28,6 +29,7 @@ const groups: CommandGroup[] = [
   userCommands,
   evalCommands,
   gapCommands,
+  webhookCommands,
 ];
 
 function usage(): string {

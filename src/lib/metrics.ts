@@ -9,7 +9,16 @@ export interface MetricSources {
   queueDepth?: () => Promise<number>;
   /** Database pool: connections open, idle and callers waiting for one (PostgreSQL only). */
   pool?: () => { total: number; idle: number; waiting: number } | null;
+  /** Webhook deliveries not yet settled (pending or being sent), all nodes together. */
+  webhookPending?: () => Promise<number>;
 }
+
+/**
+ * What one webhook delivery came to on this node: `success` (2xx), `retry` (the attempt failed and
+ * another is scheduled), `failed` (the last attempt failed, or the endpoint answered 410), `dropped`
+ * (not sent: the endpoint was turned off while it waited).
+ */
+export type WebhookDeliveryStatus = 'success' | 'retry' | 'failed' | 'dropped';
 
 /** Outcome of one tool call as the answer stream reports it. */
 export type ToolCallStatus = 'ok' | 'error' | 'http_error';
@@ -31,6 +40,8 @@ export interface Metrics {
   /** An answer started; call the returned function once when it has ended and been stored. */
   streamOpened(): () => void;
   knowledgeJob(outcome: string, seconds: number): void;
+  /** One webhook delivery attempt (or a dropped delivery: `seconds` null) by event type; never the endpoint or project. */
+  webhookDelivery(event: string, status: WebhookDeliveryStatus, seconds: number | null): void;
   /** The text exposition of every series (and its content type). */
   scrape(): Promise<{ contentType: string; body: string }>;
 }
@@ -46,12 +57,15 @@ const disabled: Metrics = {
   rateLimited: noop,
   streamOpened: () => noop,
   knowledgeJob: noop,
+  webhookDelivery: noop,
   scrape: async () => ({ contentType: 'text/plain; version=0.0.4; charset=utf-8', body: '' }),
 };
 
 /** Seconds buckets for answers: the first token within tens of milliseconds, whole answers up to minutes. */
 const ANSWER_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds buckets for a webhook attempt: a local receiver in milliseconds, up to the 15 s budget. */
+const WEBHOOK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 const JOB_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600];
 
 /** The metrics of one app: real series when `enabled`, else the no-op form. */
@@ -114,6 +128,30 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
     buckets: JOB_BUCKETS,
     registers,
   });
+  const hooks = new Counter({
+    name: 'answerdesk_webhook_deliveries_total',
+    help: 'Webhook deliveries attempted on this node by event type and status (success, retry: failed and scheduled again, failed: last attempt failed or 410 Gone, dropped: endpoint turned off before it was sent).',
+    labelNames: ['event', 'status'],
+    registers,
+  });
+  const hookDuration = new Histogram({
+    name: 'answerdesk_webhook_delivery_duration_seconds',
+    help: 'Webhook delivery attempts on this node, from the request to its response (or failure), by status (success, retry, failed).',
+    labelNames: ['status'],
+    buckets: WEBHOOK_BUCKETS,
+    registers,
+  });
+  if (sources.webhookPending) {
+    const pending = sources.webhookPending;
+    new Gauge({
+      name: 'answerdesk_webhook_deliveries_pending',
+      help: 'Webhook deliveries not yet settled (waiting for their attempt or a retry, or being sent), all nodes together (read from the database at scrape time; -1 when it does not answer).',
+      registers,
+      async collect() {
+        this.set(await pending().catch(() => -1));
+      },
+    });
+  }
   if (sources.queueDepth) {
     const depth = sources.queueDepth;
     new Gauge({
@@ -167,6 +205,10 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
       };
     },
     knowledgeJob: (outcome, seconds) => jobs.observe({ outcome }, seconds),
+    webhookDelivery(event, status, seconds) {
+      hooks.inc({ event, status });
+      if (seconds !== null) hookDuration.observe({ status }, seconds);
+    },
     scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }

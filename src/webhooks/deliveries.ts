@@ -56,6 +56,8 @@ const claimable = (at: string) =>
 export interface ClaimedDelivery {
   delivery: DeliveryRow;
   eventId: string;
+  /** The event's type (`message.created`…): the only label of the delivery metrics. */
+  eventType: string;
   payload: string;
   endpoint: {
     id: string;
@@ -82,7 +84,7 @@ async function claimById(db: Db, id: string, owner: string, leaseMs: number, at:
     .returningAll()
     .executeTakeFirst();
   if (!delivery) return null;
-  const event = await db.selectFrom('webhook_events').select(['id', 'payload']).where('id', '=', delivery.event_id).executeTakeFirst();
+  const event = await db.selectFrom('webhook_events').select(['id', 'type', 'payload']).where('id', '=', delivery.event_id).executeTakeFirst();
   const endpoint = await db
     .selectFrom('webhook_endpoints')
     .select(['id', 'url', 'enabled', 'secret', 'previous_secret', 'previous_secret_until'])
@@ -90,7 +92,7 @@ async function claimById(db: Db, id: string, owner: string, leaseMs: number, at:
     .executeTakeFirst();
   // Deleted meanwhile: the cascade removes the delivery too.
   if (!event || !endpoint) return null;
-  return { delivery, eventId: event.id, payload: event.payload, endpoint: { ...endpoint, enabled: endpoint.enabled === 1 } };
+  return { delivery, eventId: event.id, eventType: event.type, payload: event.payload, endpoint: { ...endpoint, enabled: endpoint.enabled === 1 } };
 }
 
 /**
@@ -114,6 +116,16 @@ export async function claimDue(db: Db, owner: string, leaseMs: number, limit: nu
     if (one) claimed.push(one);
   }
   return claimed;
+}
+
+/** Deliveries not settled yet (pending or being sent), every project and node: one count on the `status` index. */
+export async function unsettledDeliveryCount(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', 'in', ['pending', 'sending'])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Claims this one delivery if it is due (a test event sent at once). */

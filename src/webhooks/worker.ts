@@ -4,6 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { Conflict } from '../lib/errors.js';
 import { base62, now } from '../lib/ids.js';
 import { SafeFetchError, safeFetch, type AddressPolicy } from '../net/safe-fetch.js';
+import type { Metrics } from '../lib/metrics.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import {
@@ -46,6 +47,8 @@ export interface WebhookDeps {
   box: SecretSealer;
   /** ANSWERDESK_ALLOW_PRIVATE_NETWORK. */
   allowPrivateNetwork: boolean;
+  /** Where attempts are counted (GET /metrics); absent: not counted. */
+  metrics?: Pick<Metrics, 'webhookDelivery'>;
 }
 
 export interface DeliveryOptions {
@@ -152,6 +155,7 @@ export async function attemptDelivery(
   const ids = { deliveryId: claimed.delivery.id, webhookId: claimed.endpoint.id, attempt: claimed.delivery.attempts };
   if (!claimed.endpoint.enabled) {
     await failUnsent(db, claimed, owner, 'Webhook disabled');
+    deps.metrics?.webhookDelivery(claimed.eventType, 'dropped', null);
     return;
   }
   const started = performance.now();
@@ -195,8 +199,10 @@ export async function attemptDelivery(
     outcome = { ok: false, responseStatus: null, durationMs: Math.round(performance.now() - started), error, at };
   }
 
+  const seconds = (performance.now() - started) / 1000;
   if (outcome.ok) {
     await markDelivered(db, claimed, owner, outcome);
+    deps.metrics?.webhookDelivery(claimed.eventType, 'success', seconds);
     return;
   }
   const gone = outcome.responseStatus === 410;
@@ -207,6 +213,7 @@ export async function attemptDelivery(
     disableAfterMs: opts.disableAfterMs,
     ...(gone ? { disableNow: 'The endpoint answered 410 Gone' } : {}),
   });
+  deps.metrics?.webhookDelivery(claimed.eventType, nextAttemptAt ? 'retry' : 'failed', seconds);
   opts.log?.warn({ ...ids, status: outcome.responseStatus, reason: outcome.error, nextAttemptAt }, 'webhook delivery failed');
   if (result.disabled) opts.log?.warn({ webhookId: claimed.endpoint.id, reason: result.disabled }, 'webhook disabled');
 }

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { AddSource } from '../components/knowledge/AddSource';
+import { KnowledgeTabs } from '../components/knowledge/KnowledgeTabs';
 import { SearchPreview } from '../components/knowledge/SearchPreview';
 import { ConfirmButton, StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
@@ -56,6 +57,7 @@ export function Knowledge() {
   return (
     <>
       <PageHeader title="Knowledge" description="What the agent answers from: pages, documents and FAQs, searched for every question." />
+      <KnowledgeTabs projectId={projectId} />
       <ReadOnlyNote show={!perms.configure} />
       <section aria-labelledby="sources-heading">
         <h2 id="sources-heading">Sources</h2>

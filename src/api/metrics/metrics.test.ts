@@ -4,7 +4,12 @@ import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../../t
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { parseAnswer } from '../../../test/ui-stream.js';
 import { loadConfig } from '../../config.js';
+import { startWebhookReceiver } from '../../../test/fakes/webhook-receiver.js';
+import { waitFor } from '../../../test/wait.js';
 import { serveMetrics } from '../../lib/metrics.js';
+import { unsettledDeliveryCount } from '../../webhooks/deliveries.js';
+import { startWebhookWorker, type WebhookWorker } from '../../webhooks/worker.js';
+import { webhookDeps } from '../webhooks/service.js';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -176,6 +181,78 @@ describe.each(dialects)('GET /metrics on $name', (dialect) => {
     for (let i = 0; i < 3; i++) statuses.push((await t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(p.publicKey) })).statusCode);
     expect(statuses).toEqual([200, 429, 429]);
     expect(sample(await scrape(), 'answerdesk_rate_limit_rejections_total', { bucket: 'general' })).toBe(before + 2);
+  });
+
+  it('counts webhook deliveries by event and status, their durations and the unsettled ones, never an endpoint or project', async () => {
+    const up = await startWebhookReceiver();
+    const down = await startWebhookReceiver();
+    down.fallback = { status: 500 };
+    let worker: WebhookWorker | undefined;
+    try {
+      const p = await createProject(t);
+      const hook = async (base: string) => {
+        const res = await t.app.inject({
+          method: 'POST',
+          url: `/api/v1/admin/projects/${p.project.id}/webhooks`,
+          headers: adminAuth(),
+          // A token in the query, as some receivers want: it must not reach the metrics.
+          payload: { url: `${base}/hooks?token=receiver-token-42`, events: ['conversation.created'] },
+        });
+        expect(res.statusCode).toBe(201);
+        return res.json().webhook.id as string;
+      };
+      const ok = await hook(up.base);
+      await hook(down.base);
+      const off = await hook(up.base);
+      const conversation = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+      expect(conversation.statusCode).toBe(201);
+      // Turned off while its delivery waits: the worker drops it unsent.
+      const patched = await t.app.inject({ method: 'PATCH', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${off}`, headers: adminAuth(), payload: { enabled: false } });
+      expect(patched.statusCode).toBe(200);
+
+      let text = await scrape();
+      expect(sample(text, 'answerdesk_webhook_deliveries_pending')).toBe(3);
+      expect(sample(text, 'answerdesk_webhook_deliveries_total')).toBeUndefined();
+
+      // The worker as the server runs it, on the app's deps (its metrics), with a short retry schedule.
+      worker = startWebhookWorker(webhookDeps(t.deps), { scheduleMs: [0, 40], pollMs: 20, timeoutMs: 5000 });
+      await waitFor(async () => (await unsettledDeliveryCount(t.deps.store.db)) === 0, 15_000, 'deliveries settled');
+      await worker.stop();
+      worker = undefined;
+      expect(down.received).toHaveLength(2);
+
+      text = await scrape();
+      const event = 'conversation.created';
+      expect(sample(text, 'answerdesk_webhook_deliveries_total', { event, status: 'success' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_deliveries_total', { event, status: 'retry' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_deliveries_total', { event, status: 'failed' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_deliveries_total', { event, status: 'dropped' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_delivery_duration_seconds_count', { status: 'success' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_delivery_duration_seconds_count', { status: 'retry' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_delivery_duration_seconds_count', { status: 'failed' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_delivery_duration_seconds_sum', { status: 'success' })).toBeGreaterThan(0);
+      expect(sample(text, 'answerdesk_webhook_deliveries_pending')).toBe(0);
+
+      // The test event of the admin API is an ordinary delivery, counted under its own type.
+      const tested = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${ok}/test`, headers: adminAuth() });
+      expect(tested.statusCode).toBe(200);
+      text = await scrape();
+      expect(sample(text, 'answerdesk_webhook_deliveries_total', { event: 'webhook.test', status: 'success' })).toBe(1);
+      expect(sample(text, 'answerdesk_webhook_delivery_duration_seconds_count', { status: 'success' })).toBe(2);
+
+      const webhookLines = text.split('\n').filter((l) => l.startsWith('answerdesk_webhook_'));
+      expect(webhookLines.length).toBeGreaterThan(10);
+      for (const line of webhookLines) {
+        expect(line).not.toContain('127.0.0.1');
+        expect(line).not.toContain('receiver-token-42');
+        expect(line).not.toContain(p.project.id);
+        expect(line).not.toContain(ok);
+      }
+    } finally {
+      await worker?.stop();
+      await up.close();
+      await down.close();
+    }
   });
 
   it('serves the same series on METRICS_PORT, with the same token', async () => {

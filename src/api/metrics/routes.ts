@@ -18,7 +18,7 @@ export const metricsRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'getMetrics',
       summary: 'Prometheus metrics',
       description:
-        'The node\'s series in the Prometheus text format: Node defaults (CPU, memory, GC, event-loop lag), `http_request_duration_seconds` by route, method and status, and `answerdesk_*` (answers, tokens, tool calls, rate-limit rejections, open streams, knowledge queue and jobs, database pool). ' +
+        'The node\'s series in the Prometheus text format: Node defaults (CPU, memory, GC, event-loop lag), `http_request_duration_seconds` by route, method and status, and `answerdesk_*` (answers, tokens, tool calls, rate-limit rejections, open streams, knowledge queue and jobs, database pool, webhook deliveries). ' +
         'Only when `ANSWERDESK_METRICS_TOKEN` is set, with `Authorization: Bearer <token>`; otherwise 404.',
       response: {
         200: {

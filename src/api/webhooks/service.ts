@@ -8,11 +8,11 @@ import type { WebhookEndpointRow } from '../../webhooks/endpoints.js';
 import { sendTestEvent, type WebhookDeps } from '../../webhooks/worker.js';
 import type { CreateWebhookBody, PatchWebhookBody, Webhook, WebhookDelivery } from './schema.js';
 
-type Deps = Pick<AppDeps, 'store' | 'config'>;
+type Deps = Pick<AppDeps, 'store' | 'config'> & Partial<Pick<AppDeps, 'metrics'>>;
 
 /** What the webhooks core needs, from the app's deps. */
 export function webhookDeps(deps: Deps): WebhookDeps {
-  return { db: deps.store.db, box: secretBox(deps.config), allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK };
+  return { db: deps.store.db, box: secretBox(deps.config), allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, metrics: deps.metrics };
 }
 
 /** The public view: never the secret. */
