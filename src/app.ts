@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type onResponseHookHandler } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import pino from 'pino';
 import pretty from 'pino-pretty';
@@ -7,7 +7,7 @@ import { defaultMaxAnswers, InFlightAnswers } from './agent/in-flight.js';
 import type { Config } from './config.js';
 import type { AppDeps } from './deps.js';
 import { AccessLog } from './http/access-log.js';
-import { isAdminRoute, registerAuth } from './http/auth.js';
+import { isAdminRequirement, registerAuth } from './http/auth.js';
 import { proxyTrust } from './http/client-address.js';
 import { answerUnroutable, registerErrorHandling } from './http/errors.js';
 import { registerHttpMetrics } from './http/metrics.js';
@@ -34,6 +34,9 @@ const EXPOSED_HEADERS = [
   'x-vercel-ai-ui-message-stream',
   'etag',
 ];
+
+/** Methods that write nothing. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Body limit of every route but send-message (which allows 1 MiB). */
 export const DEFAULT_BODY_LIMIT = 100 * 1024;
@@ -122,12 +125,18 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   registerTracing(app);
   registerHttpMetrics(app);
   // Admin writes are rare and change what the caches hold (keys, settings, skills): drop them all.
-  // The matched route says what was written, however the path was spelled.
+  // The matched route says what was written, however the path was spelled: the hook goes on the
+  // admin routes that can write, so reads pay nothing, and neither a read nor a CORS preflight
+  // (CORS's catch-all OPTIONS route counts as an admin route) empties the caches.
   // Hooks that do no I/O take `done` rather than being async: an async hook costs a promise and a
   // trip through the microtask queue on every request (npm run bench api).
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD' && reply.statusCode < 400 && isAdminRoute(request)) app.caches.clear();
+  const clearCaches: onResponseHookHandler = (request, reply, done) => {
+    if (!READS.has(request.method) && reply.statusCode < 400) app.caches.clear();
     done();
+  };
+  app.addHook('onRoute', (route) => {
+    if (!isAdminRequirement(route.config?.auth) || [route.method].flat().every((m) => READS.has(m))) return;
+    route.onResponse = [...[route.onResponse ?? []].flat(), clearCaches];
   });
 
   // An empty JSON body means "no body" (POST /chat/conversations has an optional one).
