@@ -10,6 +10,10 @@ import autocannon from 'autocannon';
 export interface LoadResult {
   label: string;
   requestsPerSec: number;
+  /** Requests answered in the run (2xx and others). */
+  requests: number;
+  /** CPU time (user + system) the server process spent per request, in µs; null when not measured. */
+  cpuUsPerRequest: number | null;
   p50: number;
   p99: number;
   errors: number;
@@ -20,17 +24,23 @@ export interface LoadResult {
 export async function load(
   label: string,
   url: string,
-  options: { connections?: number; duration?: number; headers?: Record<string, string> } = {},
+  options: { connections?: number; duration?: number; headers?: Record<string, string>; server?: Child<unknown> } = {},
 ): Promise<LoadResult> {
+  const before = await options.server?.cpuUsage();
   const result = await autocannon({
     url,
     connections: options.connections ?? 50,
     duration: options.duration ?? 10,
     headers: options.headers,
   });
+  const after = await options.server?.cpuUsage();
+  const requests = result.requests.total;
+  const cpu = before && after ? after.user - before.user + (after.system - before.system) : null;
   return {
     label,
     requestsPerSec: result.requests.average,
+    requests,
+    cpuUsPerRequest: cpu === null || requests === 0 ? null : cpu / requests,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
@@ -43,6 +53,7 @@ export function printTable(rows: LoadResult[]): void {
     rows.map((r) => ({
       target: r.label,
       'req/s': Math.round(r.requestsPerSec),
+      'server CPU µs/req': r.cpuUsPerRequest === null ? '' : Math.round(r.cpuUsPerRequest),
       'p50 ms': r.p50,
       'p99 ms': r.p99,
       errors: r.errors,
@@ -51,22 +62,40 @@ export function printTable(rows: LoadResult[]): void {
   );
 }
 
+/** A benchmark's child process, as startChild hands it back. */
+export interface Child<T> {
+  info: T;
+  child: ChildProcess;
+  logFile: string;
+  /**
+   * The child's own `process.cpuUsage()` (µs), asked for with SIGUSR2: CPU time survives a machine
+   * shared with other work, where req/s mostly measures who got the cores.
+   */
+  cpuUsage(): Promise<{ user: number; system: number }>;
+}
+
 /**
  * Starts `node --import tsx <entry>` and waits for the `{"ready":true,…}` line that the entry sends
  * with announceReady() once it listens (port, keys…). The child's stdout, its logs, goes to a file
  * as in a production deployment: a pipe read by this busy process would fill up and stall the
  * server's log writes, measuring the pipe instead of the server. The child is killed when the bench ends.
+ * With BENCH_PROFILE=<dir>, the child runs under `--cpu-prof` and writes its profile there on exit.
  */
-export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; logFile: string }> {
+export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<Child<T>> {
   const logFile = join(tmpdir(), `answerdesk-bench-${basename(entry, '.ts')}-${process.pid}.log`);
   const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
     env: { ...process.env, ...env, BENCH_READY_FD: '3' },
     stdio: ['ignore', out, 'inherit', 'pipe'],
   });
   closeSync(out);
   process.once('exit', () => child.kill('SIGKILL'));
   const lines = createInterface({ input: child.stdio[3] as Readable });
+  const cpuWaiters: ((usage: { user: number; system: number }) => void)[] = [];
+  lines.on('line', (line) => {
+    if (line.startsWith('{"cpu":')) cpuWaiters.shift()?.((JSON.parse(line) as { cpu: { user: number; system: number } }).cpu);
+  });
   const info = await new Promise<T>((resolve, reject) => {
     const onExit = (code: number | null) => reject(new Error(`${entry} exited with ${code} before it was ready (log: ${logFile})`));
     child.once('exit', onExit);
@@ -76,15 +105,26 @@ export async function startChild<T>(entry: string, env: Record<string, string> =
       resolve(JSON.parse(line) as T);
     });
   });
-  return { info, child, logFile };
+  const cpuUsage = () =>
+    new Promise<{ user: number; system: number }>((resolve) => {
+      cpuWaiters.push(resolve);
+      child.kill('SIGUSR2');
+    });
+  return { info, child, logFile, cpuUsage };
 }
 
 /** Called by a benchmark's child process once it listens: hands `info` to startChild. */
 export function announceReady(info: Record<string, unknown>): void {
-  const line = `${JSON.stringify({ ready: true, ...info })}\n`;
   const fd = Number(process.env.BENCH_READY_FD);
-  if (fd > 2) writeSync(fd, line);
-  else process.stdout.write(line);
+  const send = (message: Record<string, unknown>) => {
+    const line = `${JSON.stringify(message)}\n`;
+    if (fd > 2) writeSync(fd, line);
+    else process.stdout.write(line);
+  };
+  // startChild's cpuUsage(); and a plain exit on SIGTERM, so that --cpu-prof writes its profile.
+  process.on('SIGUSR2', () => send({ cpu: process.cpuUsage() }));
+  process.once('SIGTERM', () => process.exit(0));
+  send({ ready: true, ...info });
 }
 
 export async function stopChild(child: ChildProcess): Promise<void> {

@@ -151,9 +151,9 @@ function authorizeSession(request: FastifyRequest, caller: Extract<Caller, { typ
   if (!roleAllows(membership.role, permission)) throw Forbidden('Forbidden');
 }
 
-/** Whether the matched route is an admin route (its writes change what the per-node caches hold). */
-export function isAdminRoute(request: FastifyRequest): boolean {
-  return requirement(request) === 'admin';
+/** Whether a route declaring `auth` (or nothing: see `requirement`) is an admin route: its writes change what the per-node caches hold. */
+export function isAdminRequirement(auth: AuthRequirement | undefined): boolean {
+  return (auth ?? 'admin') === 'admin';
 }
 
 async function resolveCaller(

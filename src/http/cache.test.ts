@@ -58,6 +58,45 @@ describe.each(dialects)('per-node caches on $name', (dialect) => {
     });
   });
 
+  it('keeps its caches through reads and CORS preflights; an admin write on the node still clears them', async () => {
+    // A node whose caches outlive the test, so only a clear can show the change.
+    const c = await createTestApp({ dialect, store: a.deps.store, env: { ANSWERDESK_CACHE_TTL_MS: '60000' } });
+    try {
+      const p = await createProject(a);
+      expect((await config(c, p.publicKey)).json().availableSkills).toEqual([]);
+      const at = new Date().toISOString();
+      await a.deps.store.db
+        .insertInto('skills')
+        .values({ id: 'skill_pre0000000000000000000', project_id: p.project.id, name: 'Direct skill', description: 'd', instructions: 'i', enabled: 1, created_at: at, updated_at: at })
+        .execute();
+      // What a browser sends before the widget's first call from a shop's own origin.
+      const preflight = await c.app.inject({
+        method: 'OPTIONS',
+        url: '/api/v1/widget/config',
+        headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+      });
+      expect(preflight.statusCode).toBe(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe('https://shop.example');
+      const list = await c.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/skills`, headers: adminAuth() });
+      expect(list.statusCode).toBe(200);
+      expect((await config(c, p.publicKey)).json().availableSkills).toEqual([]);
+
+      const patched = await c.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/admin/projects/${p.project.id}`,
+        headers: adminAuth(),
+        payload: { settings: { widget: { fabText: 'Help' } } },
+      });
+      expect(patched.statusCode).toBe(200);
+      expect((await config(c, p.publicKey)).json()).toMatchObject({
+        fabText: 'Help',
+        availableSkills: [{ id: 'skill_pre0000000000000000000', name: 'Direct skill', description: 'd' }],
+      });
+    } finally {
+      await c.close();
+    }
+  });
+
   it('picks up a change written straight to the database once the TTL has passed', async () => {
     const p = await createProject(a);
     expect((await config(a, p.publicKey)).json().availableSkills).toEqual([]);

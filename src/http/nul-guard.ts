@@ -19,8 +19,13 @@ export function nulDetails(...parts: unknown[]): ErrorDetail[] {
  * it is decoded.
  */
 export function registerNulGuard(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
+    // Path parameters and the query string are decoded from the URL, where U+0000 can only be
+    // written `%00` (the HTTP parser refuses a raw one): without it and without a body there is
+    // nothing to walk, which is every plain GET.
+    if (request.body === undefined && !request.url.includes('%00')) return done();
     const details = nulDetails(request.params, request.query, request.body);
-    if (details.length > 0) throw new HttpError(400, 'Validation error', { details });
+    if (details.length > 0) return done(new HttpError(400, 'Validation error', { details }));
+    done();
   });
 }
