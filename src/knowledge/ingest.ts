@@ -1,8 +1,9 @@
 import { setImmediate } from 'node:timers/promises';
-import type { Kysely, Selectable } from 'kysely';
+import { SqliteAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { newId } from '../lib/ids.js';
-import { stripNulDeep } from '../lib/nul.js';
-import type { Database, KnowledgeSourcesTable } from '../store/schema.js';
+import { stripNul, stripNulDeep } from '../lib/nul.js';
+import { withoutFlushWait } from '../store/commit.js';
+import type { Database, KnowledgeChunksTable, KnowledgeSourcesTable } from '../store/schema.js';
 import { crawl, crawlSitemap, type FetchContext, type PageFailure } from './crawl.js';
 import type { Embedder } from './embeddings.js';
 import type { ParsedDocument } from './parse.js';
@@ -35,8 +36,8 @@ export interface IngestResult {
   failures: PageFailure[];
 }
 
-/** Rows per INSERT: well under SQLite's bound-parameter limit, large enough to amortise round trips. */
-const INSERT_BATCH = 200;
+/** Rows per INSERT on SQLite: 11 parameters a row, well under its bound-parameter limit (32,766). */
+const SQLITE_INSERT_BATCH = 200;
 /**
  * Chunks embedded and written between two progress reports inside one page: a long document is
  * one page, and its embeddings are the slow part, so progress moves while they are made. Large
@@ -83,24 +84,75 @@ async function writeChunkBatch(ctx: IngestContext, source: SourceRow, generation
   const vectors = ctx.embedder
     ? await ctx.embedder.embed(drafts.map((d) => [d.title, ...d.headingPath, d.text].join('\n')), ctx.fetch.signal)
     : null;
-  for (let i = 0; i < drafts.length; i += INSERT_BATCH) {
-    const rows = drafts.slice(i, i + INSERT_BATCH).map((d, j) => ({
-      id: newId('chunk'),
-      project_id: source.project_id,
-      source_id: source.id,
-      generation,
-      position: firstPosition + i + j,
-      title: d.title,
-      heading_path: JSON.stringify(d.headingPath),
-      headings: d.headingPath.join(' > '),
-      url: d.url,
-      text: d.text,
-      embedding: vectors ? JSON.stringify(vectors[i + j]) : null,
-    }));
-    await ctx.db.insertInto('knowledge_chunks').values(rows).execute();
-    // SQLite answers synchronously, so a run of inserts would never let the event loop in: give it
-    // a turn after each batch (a 19 MB document is ~45,000 chunks, seconds of inserts).
-    await setImmediate();
+  const rows = drafts.map((d, i) => ({
+    id: newId('chunk'),
+    project_id: source.project_id,
+    source_id: source.id,
+    generation,
+    position: firstPosition + i,
+    title: d.title,
+    heading_path: JSON.stringify(d.headingPath),
+    headings: d.headingPath.join(' > '),
+    url: d.url,
+    text: d.text,
+    embedding: vectors ? JSON.stringify(vectors[i]) : null,
+  }));
+  await insertChunks(ctx.db, rows);
+}
+
+/** A chunk row as written (the database numbers it). */
+export type NewChunk = Omit<Selectable<KnowledgeChunksTable>, 'rowid'>;
+
+/**
+ * Writes chunks, any number, with U+0000 removed from their text (neither database's text type
+ * holds it; the parser already drops it, this is the last line).
+ *
+ * PostgreSQL: one INSERT for the whole batch, its columns sent as arrays and spread by `unnest`,
+ * so a statement has 11 parameters whatever the batch size (the protocol allows 65,535: a
+ * multi-row VALUES list of 11 columns stops at 5,957 rows), and the server parses and plans it
+ * once. The chunks of one write share their project, source and generation, sent once.
+ *
+ * Its commit does not wait for the disk (see withoutFlushWait): the chunks are not searchable before
+ * the job's switch of generations, whose commit does, and a lost write is redone by the retry.
+ *
+ * SQLite: multi-row INSERTs of 200 rows; its driver answers synchronously, so the event loop gets
+ * a turn after each (a 19 MB document is ~45,000 chunks, seconds of inserts).
+ */
+export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Promise<void> {
+  if (chunks.length === 0) return;
+  const rows = chunks.map((c) => ({
+    ...c,
+    title: stripNul(c.title),
+    heading_path: stripNul(c.heading_path),
+    headings: stripNul(c.headings),
+    url: c.url === null ? null : stripNul(c.url),
+    text: stripNul(c.text),
+  }));
+  if (db.getExecutor().adapter instanceof SqliteAdapter) {
+    for (let i = 0; i < rows.length; i += SQLITE_INSERT_BATCH) {
+      await db.insertInto('knowledge_chunks').values(rows.slice(i, i + SQLITE_INSERT_BATCH)).execute();
+      await setImmediate();
+    }
+    return;
+  }
+  // Rows of several sources (or generations) are grouped, each group one statement.
+  const groups = new Map<string, typeof rows>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.project_id, row.source_id, row.generation]);
+    const group = groups.get(key);
+    if (group) group.push(row);
+    else groups.set(key, [row]);
+  }
+  for (const group of groups.values()) {
+    const { project_id, source_id, generation } = group[0]!;
+    const column = <K extends keyof (typeof group)[number]>(key: K) => group.map((r) => r[key]);
+    await sql`
+      insert into knowledge_chunks (id, project_id, source_id, generation, position, title, heading_path, headings, url, text, embedding)
+      select u.id, ${project_id}, ${source_id}, ${generation}, u.position, u.title, u.heading_path, u.headings, u.url, u.text, u.embedding
+      from unnest(${column('id')}::text[], ${column('position')}::integer[], ${column('title')}::text[], ${column('heading_path')}::text[],
+                  ${column('headings')}::text[], ${column('url')}::text[], ${column('text')}::text[], ${column('embedding')}::text[])
+        as u(id, position, title, heading_path, headings, url, text, embedding)
+      where ${withoutFlushWait(db)}`.execute(db);
   }
 }
 
@@ -112,7 +164,7 @@ async function writeChunkBatch(ctx: IngestContext, source: SourceRow, generation
  */
 export async function ingestSource(source: SourceRow, generation: string, ctx: IngestContext): Promise<IngestResult> {
   await setImmediate();
-  await ctx.db.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '=', generation).execute();
+  await ctx.db.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '=', generation).where(withoutFlushWait(ctx.db)).execute();
   const failures: PageFailure[] = [];
   const progress: Progress = { pagesDone: 0, pagesTotal: null, chunksDone: 0 };
   let firstTitle: string | null = null;

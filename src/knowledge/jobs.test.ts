@@ -1,11 +1,13 @@
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { search, waitForSource } from '../../test/support/knowledge.js';
 import { newId } from '../lib/ids.js';
 import { chunkPage } from './chunk.js';
 import { markdownToPage } from './extract.js';
-import { ingestSource, type Progress } from './ingest.js';
-import { MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js';
+import { ingestSource, insertChunks, type Progress } from './ingest.js';
+import { enqueueIngestion, MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js';
+import { isPublicAddress } from '../net/safe-fetch.js';
 import { DocumentParser } from './parser.js';
 import { createSource } from './sources.js';
 
@@ -140,6 +142,100 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     ]);
     const written = await db().selectFrom('knowledge_chunks').select((eb) => eb.fn.countAll().as('n')).where('source_id', '=', created.id).executeTakeFirstOrThrow();
     expect(Number(written.n)).toBe(total);
+  });
+
+  it('writes a batch larger than one statement could bind, with U+0000 taken out of its text', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', title: 'Bulk', payload: 'x' });
+    // 7,000 rows × 11 columns: more than the 65,535 parameters one PostgreSQL statement may bind.
+    const rows = Array.from({ length: 7000 }, (_, i) => ({
+      id: newId('chunk'), project_id: project.id, source_id: source.id, generation: 'gen_bulk', position: i,
+      title: 'Bulk\u0000 title', heading_path: JSON.stringify(['Part one']), headings: 'Part\u0000 one',
+      url: i % 2 ? null : '#part\u0000-one', text: `Row\u0000 number ${i} with "quotes", a back\\slash, {braces} and NULL.`, embedding: null,
+    }));
+    await insertChunks(db(), rows);
+    const stored = await db().selectFrom('knowledge_chunks').selectAll().where('source_id', '=', source.id).where('generation', '=', 'gen_bulk').orderBy('position').execute();
+    expect(stored).toHaveLength(7000);
+    expect(stored[6999]).toMatchObject({
+      position: 6999, title: 'Bulk title', headings: 'Part one', heading_path: '["Part one"]', url: null,
+      text: 'Row number 6999 with "quotes", a back\\slash, {braces} and NULL.',
+    });
+    expect(stored[0]).toMatchObject({ position: 0, url: '#part-one', embedding: null });
+  });
+
+  it('a ready source shows its final counts, a one-page one included', async () => {
+    const { project } = await createProject(t);
+    const payload = Array.from({ length: 30 }, (_, i) => `## Topic ${i}\n\nParagraph ${i} about parcels.\n`).join('\n');
+    const source = await createSource(t.deps, project.id, { type: 'markdown', title: 'Parcels', payload });
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 20 });
+    try {
+      const ready = await waitForSource(t.app, project.id, source.id);
+      const chunks = await db().selectFrom('knowledge_chunks').select('id').where('source_id', '=', source.id).execute();
+      expect(ready).toMatchObject({ status: 'ready', chunkCount: chunks.length, progress: { pagesDone: 1, pagesTotal: 1, chunksDone: chunks.length } });
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a re-sync of a source waits while another job of that source runs', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Gift cards never expire.' });
+    const first = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+    // Another node runs the first job under a live lease; a sync queues a second one.
+    await db().updateTable('knowledge_jobs').set({ status: 'running', attempts: 1, lease_owner: 'worker_other', lease_until: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', first.id).execute();
+    await enqueueIngestion(db(), source.id, project.id);
+    const finished: string[] = [];
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 10, onJobFinished: (outcome) => void finished.push(outcome) });
+    try {
+      // Polls go by (each claim attempt is a poll); the second job is not taken meanwhile.
+      const other = await createSource(t.deps, project.id, { type: 'text', payload: 'Other document.' });
+      await waitForSource(t.app, project.id, other.id);
+      const waiting = await db().selectFrom('knowledge_jobs').select(['id', 'status']).where('source_id', '=', source.id).where('id', '!=', first.id).executeTakeFirstOrThrow();
+      expect(waiting.status).toBe('queued');
+      // The first job ends (its node gave it up): the second runs.
+      await db().updateTable('knowledge_jobs').set({ status: 'done', lease_until: null }).where('id', '=', first.id).execute();
+      worker.wake();
+      expect((await waitForSource(t.app, project.id, source.id)).status).toBe('ready');
+      const second = await db().selectFrom('knowledge_jobs').select('status').where('id', '=', waiting.id).executeTakeFirstOrThrow();
+      expect(second.status).toBe('done');
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it(`runs ${dialect.name === 'postgres' ? 'several jobs at once on PostgreSQL' : 'one job at a time on SQLite'}`, async () => {
+    const { project } = await createProject(t);
+    // Each page is held until a second request is in flight (or 3 s went by): jobs run side by side
+    // meet, jobs run one after the other do not.
+    let inFlight = 0;
+    let most = 0;
+    const held: Array<() => void> = [];
+    const server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      inFlight++;
+      most = Math.max(most, inFlight);
+      const send = () => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>Page ${req.url}</title></head><body><main><p>Parcel page ${req.url} text.</p></main></body></html>`);
+      };
+      held.push(send);
+      if (held.length >= 2) held.splice(0).forEach((f) => f());
+      else setTimeout(() => held.splice(0).forEach((f) => f()), 3000);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const ids = [];
+    for (let i = 0; i < 4; i++) {
+      ids.push((await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/p${i}`, options: { maxDepth: 0 } })).id);
+    }
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a) });
+    try {
+      for (const id of ids) expect((await waitForSource(t.app, project.id, id)).status).toBe('ready');
+      expect(most).toBe(dialect.name === 'postgres' ? 2 : 1);
+    } finally {
+      await worker.stop();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('a failed ingestion keeps the reason and leaves nothing searchable', async () => {

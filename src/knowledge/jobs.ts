@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { base62, newId, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
+import { withoutFlushWait } from '../store/commit.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -20,6 +21,13 @@ export interface WorkerOptions {
   log?: FastifyBaseLogger;
   /** Tests only: see SafeFetchInit.addressPolicy. */
   addressPolicy?: AddressPolicy;
+  /**
+   * Jobs run at once. PostgreSQL: 3 by default; a job is mostly round trips and work in the server,
+   * so one job at a time leaves both this process and the database waiting on each other (a project
+   * is often many small sources, one job each). SQLite: 1, its one connection runs one statement at
+   * a time anyway.
+   */
+  concurrency?: number;
   /** Called when this worker is done with a job, however it ended (for the node's metrics). */
   onJobFinished?: (outcome: JobOutcome, seconds: number) => void;
 }
@@ -86,6 +94,17 @@ const claimable = (at: string) =>
   sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
 
 /**
+ * Claimable, and no other job of the same source runs under a live lease: two generations of one
+ * source written at once would each delete the other's chunks at their switch. A re-sync queued
+ * while its source is being ingested waits for that job to end.
+ */
+const claimableNow = (at: string) =>
+  sql<boolean>`(${claimable(at)} and not exists (
+    select 1 from knowledge_jobs other
+    where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id
+      and other.status = 'running' and other.lease_until >= ${at}))`;
+
+/**
  * Claims the oldest claimable job: queued, or running under a lease that has run out (its node
  * died). The claim is a conditional UPDATE that re-checks the condition on the row itself, so when
  * two nodes race for one job exactly one update matches; the other moves on to the next candidate.
@@ -95,7 +114,7 @@ async function claim(db: Kysely<Database>, owner: string, leaseMs: number) {
   const candidates = await db
     .selectFrom('knowledge_jobs')
     .select('id')
-    .where(claimable(at))
+    .where(claimableNow(at))
     .orderBy('created_at')
     .limit(5)
     .execute();
@@ -110,7 +129,8 @@ async function claim(db: Kysely<Database>, owner: string, leaseMs: number) {
         updated_at: at,
       })
       .where('id', '=', id)
-      .where(claimable(at))
+      .where(claimableNow(at))
+      .where(withoutFlushWait(db))
       .returningAll()
       .executeTakeFirst();
     if (job) return job;
@@ -172,18 +192,29 @@ async function runJob(
   stopping: AbortSignal,
 ): Promise<JobOutcome> {
   const db = deps.store.db;
-  const source = await db.selectFrom('knowledge_sources').selectAll().where('id', '=', job.source_id).executeTakeFirst();
-  if (!source) return 'done'; // deleted meanwhile: the cascade removed the job as well
   if (job.attempts > MAX_ATTEMPTS) {
+    const exists = await db.selectFrom('knowledge_sources').select('id').where('id', '=', job.source_id).executeTakeFirst();
+    if (!exists) return 'done'; // deleted meanwhile: the cascade removed the job as well
     await failSource(db, job, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
     return 'failed';
   }
-  options.log?.info({ jobId: job.id, sourceId: source.id, worker: owner, attempt: job.attempts }, 'knowledge job claimed');
-  await db
+  // A stored document is one page, known before it is read; a crawl learns its total as it goes.
+  const source = await db
     .updateTable('knowledge_sources')
-    .set({ status: 'processing', error: null, pages_done: 0, pages_total: null, chunks_done: 0, updated_at: now() })
-    .where('id', '=', source.id)
-    .execute();
+    .set({
+      status: 'processing',
+      error: null,
+      pages_done: 0,
+      pages_total: sql<number | null>`case when type in ('url', 'sitemap') then null else 1 end`,
+      chunks_done: 0,
+      updated_at: now(),
+    })
+    .where('id', '=', job.source_id)
+    .where(withoutFlushWait(db))
+    .returningAll()
+    .executeTakeFirst();
+  if (!source) return 'done'; // deleted meanwhile: the cascade removed the job as well
+  options.log?.info({ jobId: job.id, sourceId: source.id, worker: owner, attempt: job.attempts }, 'knowledge job claimed');
 
   const abort = new AbortController();
   const onStop = () => abort.abort(new WorkerStopped('The worker stopped'));
@@ -196,9 +227,13 @@ async function runJob(
       .where('id', '=', job.id)
       .where('lease_owner', '=', owner)
       .where('status', '=', 'running')
+      .where(withoutFlushWait(db))
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) abort.abort(new Error('lease lost'));
   };
+  // What the source's row shows, and the last report (written at the switch if not before).
+  let shown: Progress = { pagesDone: 0, pagesTotal: source.pages_total, chunksDone: 0 };
+  let latest = shown;
   const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(50, options.leaseMs / 3));
   try {
     const runtime = deps.knowledge;
@@ -208,10 +243,17 @@ async function runJob(
       parser: runtime.parser,
       fetch: { allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, addressPolicy: options.addressPolicy, signal: abort.signal },
       progress: async (p: Progress) => {
+        // Written when it changed, and not for the last page: the switch below writes the final
+        // counts in its own commit, so a one-page source costs no progress write at all.
+        latest = p;
+        if (p.pagesDone === shown.pagesDone && p.pagesTotal === shown.pagesTotal && p.chunksDone === shown.chunksDone) return;
+        if (p.pagesTotal !== null && p.pagesDone >= p.pagesTotal) return;
+        shown = p;
         await db
           .updateTable('knowledge_sources')
           .set({ pages_done: p.pagesDone, pages_total: p.pagesTotal, chunks_done: p.chunksDone, updated_at: now() })
           .where('id', '=', source.id)
+          .where(withoutFlushWait(db))
           .execute();
       },
     });
@@ -233,6 +275,9 @@ async function runJob(
           error: result.failures.length ? `${result.failures.length} page(s) skipped; first: ${result.failures[0]!.url}: ${result.failures[0]!.reason}` : null,
           generation: job.generation,
           chunk_count: result.chunks,
+          pages_done: latest.pagesDone,
+          pages_total: latest.pagesTotal,
+          chunks_done: latest.chunksDone,
           title: source.title ?? result.firstTitle,
           synced_at: at,
           updated_at: at,
@@ -289,6 +334,7 @@ async function runJob(
  */
 export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions = {}): KnowledgeWorker {
   const opts = { leaseMs: 30_000, pollMs: 1_000, ...options };
+  const concurrency = Math.max(1, options.concurrency ?? (deps.store.dialect === 'postgres' ? 3 : 1));
   const owner = `worker_${base62(12)}`;
   let running = true;
   let databaseDown = false;
@@ -300,6 +346,23 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
     wakeUp?.();
   };
   const unsubscribe = deps.knowledge.jobQueued.subscribe(wake);
+  const active = new Set<Promise<void>>();
+  const start = (job: Job) => {
+    const started = performance.now();
+    const done: Promise<void> = runJob(deps, job, owner, opts, stopping.signal)
+      .then(
+        (outcome) => opts.onJobFinished?.(outcome, (performance.now() - started) / 1000),
+        (err) => {
+          if (!isUnavailable(err)) opts.log?.error({ err }, 'knowledge worker error');
+        },
+      )
+      .finally(() => {
+        active.delete(done);
+        // A slot is free: look at the queue again at once.
+        wake();
+      });
+    active.add(done);
+  };
 
   const loop = (async () => {
     while (running) {
@@ -307,21 +370,23 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
       // A wake-up comes from the request that queued the job; claim it in a later turn of the
       // event loop rather than in the same one (SQLite would run both back to back).
       await setImmediate();
-      try {
-        const job = await claim(deps.store.db, owner, opts.leaseMs);
-        databaseDown = false;
-        if (job) {
-          const started = performance.now();
-          const outcome = await runJob(deps, job, owner, opts, stopping.signal);
-          opts.onJobFinished?.(outcome, (performance.now() - started) / 1000);
-          continue;
+      if (active.size < concurrency) {
+        try {
+          const job = await claim(deps.store.db, owner, opts.leaseMs);
+          databaseDown = false;
+          if (job && running) {
+            start(job);
+            // With one slot, the job is run to its end before the queue is read again.
+            if (active.size >= concurrency) await Promise.race(active);
+            continue;
+          }
+        } catch (err) {
+          if (!running) break;
+          // During a database outage every poll fails: say so once, not once a second.
+          if (!isUnavailable(err)) opts.log?.error({ err }, 'knowledge worker error');
+          else if (!databaseDown) opts.log?.warn({ err: { message: (err as Error).message } }, 'knowledge worker waits for the database');
+          databaseDown = isUnavailable(err);
         }
-      } catch (err) {
-        if (!running) break;
-        // During a database outage every poll fails: say so once, not once a second.
-        if (!isUnavailable(err)) opts.log?.error({ err }, 'knowledge worker error');
-        else if (!databaseDown) opts.log?.warn({ err: { message: (err as Error).message } }, 'knowledge worker waits for the database');
-        databaseDown = isUnavailable(err);
       }
       if (!running || pending) continue;
       await new Promise<void>((resolve) => {
@@ -333,6 +398,7 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
       });
       wakeUp = null;
     }
+    await Promise.all(active);
   })();
 
   return {

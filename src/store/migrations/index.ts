@@ -10,6 +10,7 @@ import { messageOutcome } from './009-message-outcome.js';
 import { gapsEvals } from './010-gaps-evals.js';
 import { handoff } from './011-handoff.js';
 import { webhooks } from './012-webhooks.js';
+import { knowledgeJobsSource } from './013-knowledge-jobs-source.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '010-gaps-evals': gapsEvals,
   '011-handoff': handoff,
   '012-webhooks': webhooks,
+  '013-knowledge-jobs-source': knowledgeJobsSource,
 };
 
 export const migrationProvider: MigrationProvider = {
