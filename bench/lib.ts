@@ -57,12 +57,16 @@ export function printTable(rows: LoadResult[]): void {
  * as in a production deployment: a pipe read by this busy process would fill up and stall the
  * server's log writes, measuring the pipe instead of the server. The child is killed when the bench ends.
  */
-export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<{ info: T; child: ChildProcess; logFile: string }> {
+export async function startChild<T>(
+  entry: string,
+  env: Record<string, string> = {},
+  options: { nodeArgs?: string[]; ipc?: boolean } = {},
+): Promise<{ info: T; child: ChildProcess; logFile: string }> {
   const logFile = join(tmpdir(), `answerdesk-bench-${basename(entry, '.ts')}-${process.pid}.log`);
   const out = openSync(logFile, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', entry], {
     env: { ...process.env, ...env, BENCH_READY_FD: '3' },
-    stdio: ['ignore', out, 'inherit', 'pipe'],
+    stdio: ['ignore', out, 'inherit', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
   });
   closeSync(out);
   process.once('exit', () => child.kill('SIGKILL'));
@@ -91,4 +95,34 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');
+}
+
+/** What a child process has used so far: CPU time (µs) and, after a full GC when it runs with `--expose-gc`, its heap. */
+export interface ChildUsage {
+  cpuMicros: number;
+  heapUsed: number;
+  rss: number;
+}
+
+/**
+ * Called by a benchmark's child process started with `ipc: true`: answers each `usage` message from
+ * the bench with its own process.cpuUsage() and memory, so CPU time is the server's own, whatever
+ * else runs on the machine.
+ */
+export function answerUsageRequests(): void {
+  process.on('message', (message) => {
+    if (message !== 'usage') return;
+    (globalThis as { gc?: () => void }).gc?.();
+    const cpu = process.cpuUsage();
+    const memory = process.memoryUsage();
+    const usage: ChildUsage = { cpuMicros: cpu.user + cpu.system, heapUsed: memory.heapUsed, rss: memory.rss };
+    process.send?.(usage);
+  });
+}
+
+/** Asks a child started with `ipc: true` (and calling answerUsageRequests) for its usage. */
+export async function usageOf(child: ChildProcess): Promise<ChildUsage> {
+  const reply = new Promise<ChildUsage>((resolve) => child.once('message', (m) => resolve(m as ChildUsage)));
+  child.send('usage');
+  return reply;
 }
