@@ -33,6 +33,10 @@ const server = createServer((req, res) => {
     result.pipeUIMessageStreamToResponse(res);
   });
 });
+// When the bench cuts the held upstream streams, AI SDK 6 rejects a promise no caller awaits; a web
+// framework would log it and go on, so does this server.
+process.on('unhandledRejection', () => {});
+
 server.requestTimeout = 0;
 server.headersTimeout = 0;
 server.keepAliveTimeout = 60_000;
