@@ -2,12 +2,12 @@
  * Child process of the agent benchmark: the real app on a fresh SQLite file, one project whose model
  * is `openai-compatible:bench` (OPENAI_COMPATIBLE_BASE_URL points at the bench's fake upstream) and
  * whose rate limits are raised, so the benchmark measures the server rather than 429s. Prints
- * `{port, publicKey}` once listening.
+ * `{port, publicKey}` once listening; answers the bench's `usage` messages (CPU time, heap).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { announceReady } from './lib.js';
+import { announceReady, answerUsageRequests } from './lib.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDeps } from '../src/deps.js';
@@ -34,4 +34,5 @@ const created = await createProject(deps.store.db, {
 const app = await buildApp(deps);
 await app.listen({ port: 0, host: '127.0.0.1' });
 const { port } = app.server.address() as { port: number };
+answerUsageRequests();
 announceReady({ port, publicKey: created.publicKey });

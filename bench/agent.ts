@@ -2,21 +2,23 @@
  * Agent benchmark: what the server adds to a model's stream, and what a held stream costs.
  *
  * - A fake OpenAI-compatible upstream answers at once with 200 tokens. Time to first token and to
- *   last byte are measured calling the upstream directly and through POST /chat/messages (the real
- *   provider, tool factories, persistence, SSE), at 1 and 50 concurrent streams; the difference is
- *   what the server adds.
- * - Then 2,000 answers are held open by an upstream that sends a few tokens and goes quiet; the
- *   server's resident memory (it runs in a child process) is sampled before and while they are held.
+ *   last byte are measured calling the upstream directly, through a bare AI SDK server (streamText
+ *   piped as a UI message stream, nothing else: bench/bare-agent-server.ts) and through
+ *   POST /chat/messages (the real provider, tool factories, persistence, SSE), at 1 and 50 concurrent
+ *   streams, with each server's own CPU time per answer (process.cpuUsage() of its child process).
+ * - Then 2,000 answers are held open by an upstream that sends a few tokens and goes quiet, on each
+ *   server in turn; heap (after a full GC) and resident memory per held answer are compared.
  */
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { createBuiltinModel } from '../src/agent/builtin/model.js';
 import { startFakeOpenAICompatible, type FakeTurn } from '../test/fakes/openai-compatible.js';
-import { startChild } from './lib.js';
+import { startChild, stopChild, usageOf } from './lib.js';
 
 const TOKENS = Array.from({ length: 200 }, (_, i) => `tok${i} `);
 const HELD = 2000;
+/** Turns each server takes at a concurrency level. */
+const ROUNDS = 5;
 
 interface Timing {
   firstToken: number;
@@ -110,12 +112,15 @@ export async function run(): Promise<void> {
   const fake = await startFakeOpenAICompatible();
   let turn: FakeTurn = { text: TOKENS };
   fake.setFallback(() => turn);
-  const { info, child } = await startChild<{ port: number; publicKey: string }>('bench/agent-server.ts', {
-    OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl,
-    ANSWERDESK_MODEL_TIMEOUT_MS: '600000',
-    ANSWERDESK_MODEL_IDLE_TIMEOUT_MS: '600000',
-  });
+  const childOptions = { nodeArgs: ['--expose-gc'], ipc: true };
+  const { info, child } = await startChild<{ port: number; publicKey: string }>(
+    'bench/agent-server.ts',
+    { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, ANSWERDESK_MODEL_TIMEOUT_MS: '600000', ANSWERDESK_MODEL_IDLE_TIMEOUT_MS: '600000' },
+    childOptions,
+  );
+  const bare = await startChild<{ port: number }>('bench/bare-agent-server.ts', { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl }, childOptions);
   const base = `http://127.0.0.1:${info.port}/api/v1`;
+  const bareUrl = `http://127.0.0.1:${bare.info.port}/api/chat`;
   const headers = { 'x-api-key': info.publicKey };
 
   const conversations = async (n: number): Promise<string[]> => {
@@ -132,55 +137,78 @@ export async function run(): Promise<void> {
     timed(`${fake.baseUrl}/chat/completions`, { headers: {}, body: JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'hi' }] }) }, 'tok0');
   const viaServer = (conversationId: string) =>
     timed(`${base}/chat/messages`, { headers, body: JSON.stringify({ conversationId, messages: [{ role: 'user', content: 'Tell me something.' }] }) }, 'tok0');
+  const viaBare = () => timed(bareUrl, { headers: {}, body: JSON.stringify({ messages: [{ role: 'user', content: 'Tell me something.' }] }) }, 'tok0');
+  /** Runs `total` answers through one server and returns their timings and the server's CPU time per answer. */
+  const measured = async (server: typeof child, total: number, concurrency: number, one: (i: number) => Promise<Timing>) => {
+    const before = await usageOf(server);
+    const timings = await runConcurrent(total, concurrency, one);
+    const after = await usageOf(server);
+    return { timings, cpuMs: (after.cpuMicros - before.cpuMicros) / 1000 / total };
+  };
 
   try {
-    // Warm both paths (JIT, connection pools, prepared statements).
+    // Warm every path (JIT, connection pools, prepared statements).
     const warm = await conversations(50);
     await runConcurrent(50, 10, (i) => viaServer(warm[i]));
+    await runConcurrent(50, 10, () => viaBare());
     await runConcurrent(50, 10, () => direct());
 
     const rows: Array<Record<string, string | number>> = [];
+    const cpuRows: Array<Record<string, string | number>> = [];
     for (const [concurrency, total] of [
       [1, 200],
-      [50, 1000],
+      [50, 500],
     ] as const) {
       const ids = await conversations(total);
       const up = await runConcurrent(total, concurrency, () => direct());
-      const ours = await runConcurrent(total, concurrency, (i) => viaServer(ids[i]));
+      // The two servers take turns in rounds, so a change in the machine's load falls on both.
+      const baseline = { timings: [] as Timing[], cpuMs: 0 };
+      const ours = { timings: [] as Timing[], cpuMs: 0 };
+      const round = total / ROUNDS;
+      for (let r = 0; r < ROUNDS; r++) {
+        const b = await measured(bare.child, round, concurrency, () => viaBare());
+        const o = await measured(child, round, concurrency, (i) => viaServer(ids[r * round + i]));
+        baseline.timings.push(...b.timings);
+        baseline.cpuMs += b.cpuMs / ROUNDS;
+        ours.timings.push(...o.timings);
+        ours.cpuMs += o.cpuMs / ROUNDS;
+      }
       for (const [label, pick] of [
         ['first token', (t: Timing) => t.firstToken],
         ['last byte', (t: Timing) => t.lastByte],
       ] as const) {
         const u50 = percentile(up.map(pick), 50);
-        const o50 = percentile(ours.map(pick), 50);
-        const u99 = percentile(up.map(pick), 99);
-        const o99 = percentile(ours.map(pick), 99);
+        const b50 = percentile(baseline.timings.map(pick), 50);
+        const o50 = percentile(ours.timings.map(pick), 50);
         rows.push({
           streams: concurrency,
           measure: label,
           'upstream p50 ms': u50.toFixed(1),
+          'bare AI SDK p50 ms': b50.toFixed(1),
           'server p50 ms': o50.toFixed(1),
-          'added p50 ms': (o50 - u50).toFixed(1),
-          'added p99 ms': (o99 - u99).toFixed(1),
+          'bare added p50 ms': (b50 - u50).toFixed(1),
+          'server added p50 ms': (o50 - u50).toFixed(1),
+          'server p99 ms': percentile(ours.timings.map(pick), 99).toFixed(1),
+          'server / bare p50': (o50 / b50).toFixed(2),
         });
       }
+      cpuRows.push({
+        streams: concurrency,
+        'bare AI SDK CPU ms/answer': baseline.cpuMs.toFixed(2),
+        'server CPU ms/answer': ours.cpuMs.toFixed(2),
+        'server / bare': (ours.cpuMs / baseline.cpuMs).toFixed(2),
+      });
     }
-    console.log('200-token answers, upstream direct vs through POST /chat/messages:');
+    console.log('200-token answers: upstream direct, a bare AI SDK streamText server, and POST /chat/messages:');
     console.table(rows);
+    console.log('Server CPU time per 200-token answer (the child process\'s own process.cpuUsage()):');
+    console.table(cpuRows);
 
     // Held streams: the upstream sends 3 tokens, then nothing until released.
     const ids = await conversations(HELD);
-    const before = memoryOf(child.pid!);
     turn = { text: TOKENS, hangAfterChunks: 3 };
-    // Opened in batches (a burst of 2,000 connects would overflow the listen backlog), each batch
-    // once the previous one streams.
-    const held: Array<Promise<void>> = [];
-    const open = async (conversationId: string): Promise<ReadableStreamDefaultReader<Uint8Array>> => {
-      const res = await fetch(`${base}/chat/messages`, {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: JSON.stringify({ conversationId, messages: [{ role: 'user', content: 'Hold on.' }] }),
-      });
+    const open = async (url: string, init: { headers: Record<string, string>; body: string }): Promise<ReadableStreamDefaultReader<Uint8Array>> => {
+      const res = await fetch(url, { method: 'POST', headers: { ...init.headers, 'content-type': 'application/json' }, body: init.body });
       const reader = res.body!.getReader();
       let seen = '';
       while (!seen.includes('tok0')) {
@@ -190,23 +218,42 @@ export async function run(): Promise<void> {
       }
       return reader;
     };
-    for (let i = 0; i < ids.length; i += 100) {
-      const readers = await Promise.all(ids.slice(i, i + 100).map(open));
-      // Keep reading (comments, the final error) until the server ends each stream.
-      for (const reader of readers) held.push((async () => void (await drain(reader)))());
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-    const during = memoryOf(child.pid!);
-    fake.release();
-    await Promise.allSettled(held);
-    const perStream = ((during.rss - before.rss) * 1024) / HELD;
-    console.log(
-      `${HELD} streams held open: server RSS ${before.rss.toFixed(0)} MiB before, ${during.rss.toFixed(0)} MiB while held ` +
-        `(peak ${during.peak.toFixed(0)} MiB); ${perStream.toFixed(1)} KB per held stream (goal ≤ 40 KB)`,
+    const hold = async (server: typeof child, request: (i: number) => Promise<ReadableStreamDefaultReader<Uint8Array>>) => {
+      const before = await usageOf(server);
+      const beforeRss = memoryOf(server.pid!);
+      const held: Array<Promise<void>> = [];
+      // Opened in batches (a burst of 2,000 connects would overflow the listen backlog), each batch
+      // once the previous one streams.
+      for (let i = 0; i < HELD; i += 100) {
+        const readers = await Promise.all(Array.from({ length: Math.min(100, HELD - i) }, (_, j) => request(i + j)));
+        // Keep reading (comments, the final error) until the server ends each stream.
+        for (const reader of readers) held.push((async () => void (await drain(reader)))());
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+      const during = await usageOf(server);
+      const duringRss = memoryOf(server.pid!);
+      fake.release();
+      await Promise.allSettled(held);
+      return {
+        heapKb: (during.heapUsed - before.heapUsed) / 1024 / HELD,
+        rssKb: ((duringRss.rss - beforeRss.rss) * 1024) / HELD,
+        rss: duringRss.rss,
+      };
+    };
+    const heldBare = await hold(bare.child, () =>
+      open(bareUrl, { headers: {}, body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on.' }] }) }),
     );
+    const heldOurs = await hold(child, (i) =>
+      open(`${base}/chat/messages`, { headers, body: JSON.stringify({ conversationId: ids[i], messages: [{ role: 'user', content: 'Hold on.' }] }) }),
+    );
+    console.log(`${HELD} answers held open (3 tokens sent, the upstream quiet), per held answer, heap after a full GC:`);
+    console.table([
+      { server: 'bare AI SDK', 'heap KB': heldBare.heapKb.toFixed(1), 'RSS KB': heldBare.rssKb.toFixed(1), 'RSS while held MiB': heldBare.rss.toFixed(0) },
+      { server: 'POST /chat/messages', 'heap KB': heldOurs.heapKb.toFixed(1), 'RSS KB': heldOurs.rssKb.toFixed(1), 'RSS while held MiB': heldOurs.rss.toFixed(0) },
+    ]);
+    console.log(`server / bare heap per held answer: ${(heldOurs.heapKb / heldBare.heapKb).toFixed(2)} (RSS goal ≤ 40 KB per held stream)`);
   } finally {
-    child.kill('SIGTERM');
-    if (child.exitCode === null) await once(child, 'exit');
+    await Promise.all([stopChild(child), stopChild(bare.child)]);
     await fake.close();
   }
 }

@@ -81,13 +81,17 @@ export interface Child<T> {
  * server's log writes, measuring the pipe instead of the server. The child is killed when the bench ends.
  * With BENCH_PROFILE=<dir>, the child runs under `--cpu-prof` and writes its profile there on exit.
  */
-export async function startChild<T>(entry: string, env: Record<string, string> = {}): Promise<Child<T>> {
+export async function startChild<T>(
+  entry: string,
+  env: Record<string, string> = {},
+  options: { nodeArgs?: string[]; ipc?: boolean } = {},
+): Promise<Child<T>> {
   const logFile = join(tmpdir(), `answerdesk-bench-${basename(entry, '.ts')}-${process.pid}.log`);
   const out = openSync(logFile, 'w');
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...profile, ...(options.nodeArgs ?? []), '--import', 'tsx', entry], {
     env: { ...process.env, ...env, BENCH_READY_FD: '3' },
-    stdio: ['ignore', out, 'inherit', 'pipe'],
+    stdio: ['ignore', out, 'inherit', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
   });
   closeSync(out);
   process.once('exit', () => child.kill('SIGKILL'));
@@ -131,4 +135,34 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   child.kill('SIGTERM');
   await once(child, 'exit');
+}
+
+/** What a child process has used so far: CPU time (µs) and, after a full GC when it runs with `--expose-gc`, its heap. */
+export interface ChildUsage {
+  cpuMicros: number;
+  heapUsed: number;
+  rss: number;
+}
+
+/**
+ * Called by a benchmark's child process started with `ipc: true`: answers each `usage` message from
+ * the bench with its own process.cpuUsage() and memory, so CPU time is the server's own, whatever
+ * else runs on the machine.
+ */
+export function answerUsageRequests(): void {
+  process.on('message', (message) => {
+    if (message !== 'usage') return;
+    (globalThis as { gc?: () => void }).gc?.();
+    const cpu = process.cpuUsage();
+    const memory = process.memoryUsage();
+    const usage: ChildUsage = { cpuMicros: cpu.user + cpu.system, heapUsed: memory.heapUsed, rss: memory.rss };
+    process.send?.(usage);
+  });
+}
+
+/** Asks a child started with `ipc: true` (and calling answerUsageRequests) for its usage. */
+export async function usageOf(child: ChildProcess): Promise<ChildUsage> {
+  const reply = new Promise<ChildUsage>((resolve) => child.once('message', (m) => resolve(m as ChildUsage)));
+  child.send('usage');
+  return reply;
 }

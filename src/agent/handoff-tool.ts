@@ -1,4 +1,4 @@
-import { tool, type ToolSet } from 'ai';
+import { tool, zodSchema, type ToolSet } from 'ai';
 import { z } from 'zod';
 import { handoffPolicy, requestHandoff } from '../conversations/handoff.js';
 import type { Kysely } from 'kysely';
@@ -10,6 +10,13 @@ export const HANDOFF_TOOL = 'request_handoff';
 
 /** What the agent tells the user once a person has been asked for (the builtin model says it too). */
 export const HANDOFF_REPLY = "I've asked a person from our team to take over this conversation. They'll reply right here, so feel free to add any details in the meantime.";
+
+/** The tool's input, made once so its JSON Schema is converted once (see the knowledge tool's). */
+const handoffInput = zodSchema(
+  z.object({
+    reason: z.string().min(1).max(500).describe('What the user needs a person for, in one sentence.'),
+  }),
+);
 
 /**
  * The `request_handoff` tool, offered when the project lets conversations go to a person: the
@@ -23,9 +30,7 @@ export function handoffTools(ctx: { db: Kysely<Database>; project: Project; conv
       description:
         'Hand this conversation to a person from the support team. Use it when the user asks to talk to a human, or when they need help you cannot give and want a person. ' +
         'After calling it, tell the user a person will reply here; do not keep answering their questions.',
-      inputSchema: z.object({
-        reason: z.string().min(1).max(500).describe('What the user needs a person for, in one sentence.'),
-      }),
+      inputSchema: handoffInput,
       execute: async ({ reason }) => {
         const { state } = await requestHandoff(ctx.db, { id: ctx.conversationId }, { reason, via: 'agent' });
         return { handoff: state, instructions: HANDOFF_REPLY };

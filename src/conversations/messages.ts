@@ -96,16 +96,19 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
 export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
     const at = now();
+    // The count and the highest position in one round trip (this runs twice per answer).
     const conv = await trx
       .selectFrom('conversations')
-      .select(['message_count'])
+      .select((eb) => [
+        'message_count',
+        eb
+          .selectFrom('messages')
+          .select((m) => m.fn.max('seq').as('seq'))
+          .where('conversation_id', '=', conversation.id)
+          .as('top_seq'),
+      ])
       .where('id', '=', conversation.id)
       .executeTakeFirstOrThrow();
-    const top = await trx
-      .selectFrom('messages')
-      .select((eb) => eb.fn.max('seq').as('seq'))
-      .where('conversation_id', '=', conversation.id)
-      .executeTakeFirst();
     const id = msg.id ?? newId('msg');
     let replaced = false;
     if (msg.supersedes) {
@@ -122,7 +125,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
       id,
       conversation_id: conversation.id,
       project_id: conversation.project_id,
-      seq: Number(top?.seq ?? 0) + 1,
+      seq: Number(conv.top_seq ?? 0) + 1,
       role: msg.role,
       content: msg.content,
       parts: msg.parts ? JSON.stringify(msg.parts) : null,

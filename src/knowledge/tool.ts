@@ -1,4 +1,4 @@
-import { tool, type ToolSet } from 'ai';
+import { tool, zodSchema, type ToolSet } from 'ai';
 import { z } from 'zod';
 import type { KnowledgeSearch } from './search/index.js';
 import type { KnowledgeHit } from './types.js';
@@ -37,6 +37,17 @@ export interface KnowledgeToolOutput {
 }
 
 /**
+ * The tool's input, made once: the AI SDK converts a schema to JSON Schema for every model call, and
+ * a zod schema per answer would be converted again each time (a fifth of a millisecond per call, and
+ * its garbage); a schema object keeps its conversion.
+ */
+const searchInput = zodSchema(
+  z.object({
+    query: z.string().min(1).max(500).describe('What to look for: the question or its key words.'),
+  }),
+);
+
+/**
  * The `search_knowledge` tool: searches the project's ready knowledge sources and returns the
  * passages that cover the question, with their source, title, heading path and URL and a number
  * `n` to cite them by (unique within one answer, across searches), or says that nothing relevant
@@ -50,9 +61,7 @@ export function knowledgeTools(search: KnowledgeSearch, projectId: string): Tool
         "Search this company's help content (documentation, FAQ, web pages) for passages that answer the user's question. " +
         'Use it before answering any question about the product or company, and answer only from what it returns, citing each passage you use as [n]. ' +
         'When it reports that nothing relevant was found, say that you do not know.',
-      inputSchema: z.object({
-        query: z.string().min(1).max(500).describe('What to look for: the question or its key words.'),
-      }),
+      inputSchema: searchInput,
       execute: async ({ query }): Promise<KnowledgeToolOutput> => {
         const { hits, terms } = await search.assess(projectId, query, RESULTS_PER_SEARCH);
         const results = hits
