@@ -60,23 +60,19 @@ function reportInfrastructure(app: FastifyInstance, deps: AppDeps): void {
   });
 }
 
-/** How long a JSON log line may wait in the buffer for others before it is written anyway. */
-export const LOG_FLUSH_MS = 250;
-
 /**
  * Where log lines go: JSON, one object a line, for whatever collects them; or, for a person at a
  * terminal (LOG_FORMAT=pretty, or auto with stdout a TTY), pino-pretty's readable lines. JSON writes
  * are buffered and asynchronous: a synchronous write per line cost about a third of the throughput
- * of a cheap endpoint (npm run bench api). Lines are gathered into writes of at least 4 KiB (or
- * whatever LOG_FLUSH_MS has gathered): a write per few lines, each a system call on a worker thread
- * and a wake-up of the main one, cost about a quarter of the CPU time of GET /widget/config. Both
- * are flushed on shutdown, and pino writes what is buffered synchronously when the process exits.
+ * of a cheap endpoint (npm run bench api). Both are flushed on shutdown. Lines are not held back to
+ * gather larger writes: a line waiting in a buffer is late for whoever tails the log and lost if
+ * the process is killed, and the gain did not show in the benchmark.
  */
 export function logDestination(format: Config['LOG_FORMAT'], terminal = process.stdout.isTTY === true): pino.DestinationStream {
   if (format === 'pretty' || (format === 'auto' && terminal)) {
     return pretty({ colorize: terminal, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   }
-  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_MS });
+  return pino.destination({ dest: 1, sync: false });
 }
 
 /** Builds the whole HTTP app around already-opened infrastructure (store, limiter). */
