@@ -83,7 +83,7 @@ describe.each(dialects)('the server process on $name', { timeout: 120_000 }, (di
     store.db.selectFrom('messages').select(['conversation_id', 'role', 'content', 'status']).where('conversation_id', 'in', ids).orderBy('conversation_id').orderBy('seq').execute();
   const leases = (ids: string[]) => store.db.selectFrom('answer_leases').selectAll().where('conversation_id', 'in', ids).execute();
 
-  it('writes one access line per request without further traffic, and the shutdown line last', async () => {
+  it('writes one access line per request without further traffic, and the shutdown lines before it exits', async () => {
     const server = await startServerProcess(env);
     try {
       const res = await fetch(`${server.base}/api/v1/widget/config`, { headers: auth(p.publicKey) });
@@ -98,7 +98,9 @@ describe.each(dialects)('the server process on $name', { timeout: 120_000 }, (di
       expect(await server.stop()).toBe(0);
       // The exit can be seen before the last bytes of the pipe are read.
       await waitFor(() => server.logs().some((l) => l.msg === 'shut down'), 10_000, 'shutdown line');
-      expect(server.logs().at(-1)?.msg).toBe('shut down');
+      const messages = server.logs().map((l) => l.msg);
+      expect(messages.lastIndexOf('shut down')).toBeGreaterThan(messages.indexOf('request completed'));
+      expect(messages).toContain('shutting down: finishing open answers');
     } finally {
       await server.stop('SIGKILL');
     }
