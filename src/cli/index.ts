@@ -1,35 +1,31 @@
 import { ConfigError, loadDotEnv } from '../config.js';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { actionCommands } from './commands/action.js';
-import { conversationCommands } from './commands/conversation.js';
-import { evalCommands } from './commands/evals.js';
-import { gapCommands } from './commands/gaps.js';
-import { activityCommand, analyticsCommand } from './commands/insight.js';
-import { keyCommands } from './commands/key.js';
-import { knowledgeCommands } from './commands/knowledge.js';
-import { projectCommands } from './commands/project.js';
-import { serveCommand } from './commands/serve.js';
-import { skillCommands } from './commands/skill.js';
 import { formatDetails } from './commands/shared.js';
-import { userCommands } from './commands/user.js';
-import { webhookCommands } from './commands/webhook.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
 
+interface GroupEntry {
+  name: string;
+  /** One line for the top-level help. */
+  summary: string;
+  /** Loaded only when the group runs: a command pays for its own imports, not every group's. */
+  load: () => Promise<CommandGroup>;
+}
+
 /** Every command group. A new group is one file in ./commands and one line here. */
-const groups: CommandGroup[] = [
-  serveCommand,
-  projectCommands,
-  keyCommands,
-  knowledgeCommands,
-  actionCommands,
-  skillCommands,
-  conversationCommands,
-  activityCommand,
-  analyticsCommand,
-  userCommands,
-  evalCommands,
-  gapCommands,
-  webhookCommands,
+const groups: GroupEntry[] = [
+  { name: 'serve', summary: 'Start the HTTP server (what npm start runs)', load: async () => (await import('./commands/serve.js')).serveCommand },
+  { name: 'project', summary: 'Create, list, show, update and delete projects; rotate the HMAC secret', load: async () => (await import('./commands/project.js')).projectCommands },
+  { name: 'key', summary: "Create, list and revoke a project's API keys", load: async () => (await import('./commands/key.js')).keyCommands },
+  { name: 'knowledge', summary: 'Add, list, show, re-sync and delete knowledge sources', load: async () => (await import('./commands/knowledge.js')).knowledgeCommands },
+  { name: 'action', summary: "Add, list, test and delete a project's custom actions", load: async () => (await import('./commands/action.js')).actionCommands },
+  { name: 'skill', summary: "Add, list, update, enable, disable and delete a project's skills", load: async () => (await import('./commands/skill.js')).skillCommands },
+  { name: 'conversation', summary: "List, read and close a project's conversations", load: async () => (await import('./commands/conversation.js')).conversationCommands },
+  { name: 'activity', summary: "A project's latest messages; --follow watches them live", load: async () => (await import('./commands/insight.js')).activityCommand },
+  { name: 'analytics', summary: 'Conversation, message and feedback counts of a project', load: async () => (await import('./commands/insight.js')).analyticsCommand },
+  { name: 'user', summary: 'Add, list and remove dashboard users; give project roles; reset a password', load: async () => (await import('./commands/user.js')).userCommands },
+  { name: 'eval', summary: 'Answer regression tests: run question cases and check the metrics (CI)', load: async () => (await import('./commands/evals.js')).evalCommands },
+  { name: 'gaps', summary: 'Knowledge gaps: questions the agent could not answer; answer or dismiss them', load: async () => (await import('./commands/gaps.js')).gapCommands },
+  { name: 'webhook', summary: "Add, list, test and delete a project's webhooks", load: async () => (await import('./commands/webhook.js')).webhookCommands },
 ];
 
 function usage(): string {
@@ -58,9 +54,9 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(usage());
     return 0;
   }
-  const group = groups.find((g) => g.name === command);
-  if (!group) throw new UsageError(`Unknown command: ${command}`);
-  return group.run(rest);
+  const entry = groups.find((g) => g.name === command);
+  if (!entry) throw new UsageError(`Unknown command: ${command}`);
+  return (await entry.load()).run(rest);
 }
 
 /** A service error (the admin API's 4xx) in the words the API would use, details one per line. */

@@ -160,7 +160,6 @@ async function remove(args: string[]): Promise<number> {
 
 export const actionCommands = subcommandGroup({
   name: 'action',
-  summary: "Add, list, test and delete a project's custom actions",
   usage,
   subcommands: { add, list, test, delete: remove },
 });

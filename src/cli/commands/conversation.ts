@@ -138,7 +138,6 @@ async function close(args: string[]): Promise<number> {
 
 export const conversationCommands = subcommandGroup({
   name: 'conversation',
-  summary: "List, read and close a project's conversations",
   usage,
   subcommands: { list, show, close },
 });

@@ -158,7 +158,6 @@ async function run(args: string[]): Promise<number> {
 
 export const evalCommands = subcommandGroup({
   name: 'eval',
-  summary: 'Answer regression tests: run question cases and check the metrics (CI)',
   usage,
   subcommands: { run },
 });

@@ -64,7 +64,6 @@ async function dismissCommand(args: string[]): Promise<number> {
 
 export const gapCommands = subcommandGroup({
   name: 'gaps',
-  summary: 'Knowledge gaps: questions the agent could not answer; answer or dismiss them',
   usage,
   subcommands: { list, resolve, dismiss: dismissCommand },
 });

@@ -110,14 +110,12 @@ async function activity(args: string[]): Promise<number> {
 
 export const analyticsCommand: CommandGroup = {
   name: 'analytics',
-  summary: 'Conversation, message and feedback counts of a project',
   usage: analyticsUsage,
   run: analytics,
 };
 
 export const activityCommand: CommandGroup = {
   name: 'activity',
-  summary: "A project's latest messages; --follow watches them live",
   usage: activityUsage,
   run: activity,
 };

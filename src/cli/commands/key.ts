@@ -76,7 +76,6 @@ async function revoke(args: string[]): Promise<number> {
 
 export const keyCommands = subcommandGroup({
   name: 'key',
-  summary: "Create, list and revoke a project's API keys",
   usage,
   subcommands: { create, list, revoke },
 });

@@ -315,7 +315,6 @@ async function run(args: string[]): Promise<number> {
 
 export const knowledgeCommands: CommandGroup = {
   name: 'knowledge',
-  summary: 'Add, list, show, re-sync and delete knowledge sources',
   usage,
   run,
 };

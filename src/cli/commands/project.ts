@@ -126,7 +126,6 @@ async function remove(args: string[]): Promise<number> {
 
 export const projectCommands = subcommandGroup({
   name: 'project',
-  summary: 'Create, list, show, update and delete projects; rotate the HMAC secret',
   usage,
   subcommands: { create, list, show, update, 'rotate-hmac': rotateHmac, delete: remove },
 });

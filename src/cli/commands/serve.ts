@@ -11,7 +11,6 @@ prints its keys.
 
 export const serveCommand: CommandGroup = {
   name: 'serve',
-  summary: 'Start the HTTP server (what npm start runs)',
   usage,
   async run(args) {
     if (parseCommand(args, {}, usage).help) {

@@ -1,9 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
-import { createDeps, type AppDeps } from '../../deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { ErrorDetail } from '../../lib/errors.js';
-import { createRateLimiter } from '../../limits/index.js';
 import { openStore, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
@@ -69,6 +68,9 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
 
 /** The app's deps around the database (no HTTP, a local limiter): for commands that ingest or answer. */
 export async function withDeps<T>(fn: (deps: AppDeps) => Promise<T>): Promise<T> {
+  // Loaded here, not at the top: the deps pull in the agent, the model providers and ingestion,
+  // which most commands never use.
+  const [{ createDeps }, { createRateLimiter }] = await Promise.all([import('../../deps.js'), import('../../limits/index.js')]);
   return withStore(async (store) => {
     const limiter = await createRateLimiter(undefined);
     try {

@@ -126,7 +126,6 @@ async function remove(args: string[]): Promise<number> {
 
 export const skillCommands = subcommandGroup({
   name: 'skill',
-  summary: "Add, list, update, enable, disable and delete a project's skills",
   usage,
   subcommands: {
     add,

@@ -12,13 +12,12 @@ export class UsageError extends Error {
 
 /**
  * One command group (`project`, `key`, …): its own file under src/cli/commands/, listed once in
- * src/cli/index.ts. `run` gets the arguments after the group name and resolves to an exit code;
- * a negative code means "keep running" (the server).
+ * src/cli/index.ts with its one-line summary (so the top-level help loads no group). `run` gets the
+ * arguments after the group name and resolves to an exit code; a negative code means "keep
+ * running" (the server).
  */
 export interface CommandGroup {
   name: string;
-  /** One line for the top-level help. */
-  summary: string;
   /** The group's full help text. */
   usage: string;
   run(args: string[]): Promise<number>;
@@ -30,14 +29,12 @@ export interface CommandGroup {
  */
 export function subcommandGroup(group: {
   name: string;
-  summary: string;
   usage: string;
   subcommands: Record<string, (args: string[]) => Promise<number>>;
 }): CommandGroup {
-  const { name, summary, usage, subcommands } = group;
+  const { name, usage, subcommands } = group;
   return {
     name,
-    summary,
     usage,
     async run([sub, ...rest]) {
       if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') return printUsage(usage);

@@ -135,7 +135,6 @@ async function resetPassword(args: string[]): Promise<number> {
 
 export const userCommands = subcommandGroup({
   name: 'user',
-  summary: 'Add, list and remove dashboard users; give project roles; reset a password',
   usage,
   subcommands: { add, list, remove, 'reset-password': resetPassword },
 });

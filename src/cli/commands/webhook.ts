@@ -118,7 +118,6 @@ async function remove(args: string[]): Promise<number> {
 
 export const webhookCommands = subcommandGroup({
   name: 'webhook',
-  summary: "Add, list, test and delete a project's webhooks",
   usage,
   subcommands: { add, list, test, delete: remove },
 });
