@@ -169,8 +169,9 @@ async function resolveCaller(
   // Unknown keys are not cached, so random keys cannot crowd real ones out.
   const cached = owners.get(key);
   if (cached) return { type: 'key', owner: cached };
+  const epoch = owners.epoch;
   const owner = await findKeyOwner(app.deps.store.db, key);
-  if (owner) owners.set(key, owner);
+  if (owner) owners.set(key, owner, epoch);
   return owner ? { type: 'key', owner } : null;
 }
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { widgetConfigSource, type SerializedConfig } from '../api/widget/service.js';
+import { TtlCache } from '../lib/ttl-cache.js';
 
 /**
  * The per-node caches (key → project, a project's skills) with caching on, as in production: admin
@@ -107,5 +109,23 @@ describe.each(dialects)('per-node caches on $name', (dialect) => {
       .execute();
     await new Promise((r) => setTimeout(r, TTL + 50));
     expect((await config(a, p.publicKey)).json().availableSkills).toEqual([{ id: 'skill_cli0000000000000000000', name: 'CLI skill', description: 'd' }]);
+  });
+
+  it('does not store a value read before an admin write cleared the cache', async () => {
+    // The race the dashboard's widget page hit: its preview read the config while "Save" was being
+    // written; the read finished after the save had cleared the caches and put the old config
+    // back for a whole TTL.
+    const p = await createProject(a, { widget: { fabText: 'Old' } });
+    const cache = new TtlCache<SerializedConfig>(60_000);
+    const configOf = widgetConfigSource(a.deps.store.db, cache);
+    const key = `${p.project.id}:${p.project.updatedAt}`;
+    const inFlight = configOf(p.project);
+    expect(inFlight).toBeInstanceOf(Promise); // a miss: the skills are being read
+    cache.clear(); // an admin write commits meanwhile
+    expect(JSON.parse((await inFlight).body.toString())).toMatchObject({ fabText: 'Old' });
+    expect(cache.get(key)).toBeUndefined();
+    // Read after the clear, the value is kept as before.
+    await configOf(p.project);
+    expect(cache.get(key)).toBeDefined();
   });
 });

@@ -34,7 +34,8 @@ const run = promisify(execFile);
  * over a real port with openapi-fetch, reading the answer stream with the AI SDK's own parser. The
  * generated files live in a scratch folder only: nothing generated is checked in.
  */
-describe('a client generated from the OpenAPI document', () => {
+// The test runs the TypeScript compiler in a child process: 30 s is not always enough on a busy machine.
+describe('a client generated from the OpenAPI document', { timeout: 120_000 }, () => {
   let t: TestApp;
   let base: string;
   let dir: string;

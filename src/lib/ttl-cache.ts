@@ -5,6 +5,7 @@
  */
 export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
+  private clears = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -22,14 +23,25 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  set(key: string, value: V): void {
+  /**
+   * Changes with every clear(). A loader takes it before reading and hands it to set(): a value read
+   * before an admin write cleared the cache must not be stored after the clear, or the node would
+   * serve the old value for a whole TTL.
+   */
+  get epoch(): number {
+    return this.clears;
+  }
+
+  set(key: string, value: V, epoch?: number): void {
     if (this.ttlMs <= 0) return;
+    if (epoch !== undefined && epoch !== this.clears) return;
     // Oldest first out: a Map iterates in insertion order.
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
   }
 
   clear(): void {
+    this.clears++;
     this.entries.clear();
   }
 }

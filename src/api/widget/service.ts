@@ -41,9 +41,10 @@ export interface SerializedConfig {
  */
 export function widgetConfigSource(db: Db, cache: TtlCache<SerializedConfig>): (project: Project) => SerializedConfig | Promise<SerializedConfig> {
   const load = async (project: Project, key: string) => {
+    const epoch = cache.epoch;
     const body = Buffer.from(JSON.stringify(mergeWidgetConfig(project, await listAvailableSkills(db, project.id))));
     const entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
-    cache.set(key, entry);
+    cache.set(key, entry, epoch);
     return entry;
   };
   return (project) => {
