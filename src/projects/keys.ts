@@ -91,11 +91,19 @@ export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null
   };
 }
 
-/** Records use of a key at most once a minute, so busy keys do not write on every request. */
-export async function touchKey(db: Db, owner: KeyOwner): Promise<void> {
-  if (owner.lastUsedAt && Date.now() - Date.parse(owner.lastUsedAt) < 60_000) return;
+/**
+ * Records use of a key at most once a minute, so busy keys do not write on every request. Runs on
+ * every API call: when there is nothing to write it returns null rather than a promise.
+ */
+export function touchKey(db: Db, owner: KeyOwner): Promise<void> | null {
+  if (owner.lastUsedAt && Date.now() - Date.parse(owner.lastUsedAt) < 60_000) return null;
   const at = now();
   // The owner may be a cached object shared by later requests: remember the write on it too.
   owner.lastUsedAt = at;
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', owner.keyId).execute();
+  return db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('id', '=', owner.keyId)
+    .execute()
+    .then(() => undefined);
 }
