@@ -170,7 +170,8 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
     origin: true,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-user-hmac', 'x-user-token', 'if-none-match', 'last-event-id'],
-    exposedHeaders: EXPOSED_HEADERS,
+    // One string rather than the list: @fastify/cors joins a list again on every request.
+    exposedHeaders: EXPOSED_HEADERS.join(', '),
     maxAge: 600,
   });
   registerErrorHandling(app);
