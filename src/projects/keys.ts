@@ -63,7 +63,8 @@ export interface KeyOwner {
   kind: KeyKind;
   project: Project;
   hmacSecret: string;
-  lastUsedAt: string | null;
+  /** When the key was last recorded as used, in epoch ms (compared on every call; null: never). */
+  lastUsedMs: number | null;
 }
 
 type KeyOwnerRow = Selectable<ProjectsTable> &
@@ -87,7 +88,7 @@ export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null
     kind: row.kind,
     project: toProject(row),
     hmacSecret: row.hmac_secret,
-    lastUsedAt: row.last_used_at,
+    lastUsedMs: row.last_used_at === null ? null : Date.parse(row.last_used_at),
   };
 }
 
@@ -96,13 +97,13 @@ export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null
  * every API call: when there is nothing to write it returns null rather than a promise.
  */
 export function touchKey(db: Db, owner: KeyOwner): Promise<void> | null {
-  if (owner.lastUsedAt && Date.now() - Date.parse(owner.lastUsedAt) < 60_000) return null;
-  const at = now();
+  const at = Date.now();
+  if (owner.lastUsedMs !== null && at - owner.lastUsedMs < 60_000) return null;
   // The owner may be a cached object shared by later requests: remember the write on it too.
-  owner.lastUsedAt = at;
+  owner.lastUsedMs = at;
   return db
     .updateTable('api_keys')
-    .set({ last_used_at: at })
+    .set({ last_used_at: new Date(at).toISOString() })
     .where('id', '=', owner.keyId)
     .execute()
     .then(() => undefined);
