@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { waitFor } from '../../../test/wait.js';
 import { hashKey, signUserId } from '../../lib/keys.js';
 import type { z } from 'zod';
 import type { keyCreated, projectCreated } from './admin-schema.js';
@@ -35,6 +36,24 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
     // The new keys work at once.
     const runtime = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(body.publicKey) });
     expect(runtime.statusCode).toBe(201);
+  });
+
+  it('records when a key was last used, at most once a minute', async () => {
+    const p = await create('Key use');
+    const lastUsed = async () =>
+      (await t.deps.store.db.selectFrom('api_keys').select('last_used_at').where('hash', '=', hashKey(p.publicKey)).executeTakeFirstOrThrow()).last_used_at;
+    expect(await lastUsed()).toBeNull();
+    const call = () => t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(p.publicKey) });
+    expect((await call()).statusCode).toBe(200);
+    const first = await waitFor(lastUsed, 10_000, 'the key use to be recorded');
+    expect(Date.parse(first)).toBeGreaterThan(Date.now() - 60_000);
+    expect(new Date(Date.parse(first)).toISOString()).toBe(first);
+    // A second call within the minute writes nothing: the stored time stays the first one.
+    expect((await call()).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await lastUsed()).toBe(first);
+    const listed = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/keys`, headers: adminAuth() });
+    expect(listed.json().keys.find((k: { kind: string }) => k.kind === 'public').lastUsedAt).toBe(first);
   });
 
   it('validates the create body', async () => {
