@@ -12,8 +12,11 @@ export interface FullTextIndex {
   /**
    * The best `limit` chunks; with `candidates` above `limit`, up to that many from the same queries
    * (the rows each query reads anyway), for a reranking: no broader query runs for them.
+   * `matches`, when given, estimates how many of the project's chunks hold a group: a part of the
+   * query estimated to match more than BROAD_MATCHES chunks is read through a bounded candidate
+   * set instead of ranking every match (see tieredSearch).
    */
-  search(projectId: string, query: string | TermGroup[], limit: number, candidates?: number): Promise<KnowledgeHit[]>;
+  search(projectId: string, query: string | TermGroup[], limit: number, candidates?: number, matches?: (group: TermGroup) => number): Promise<KnowledgeHit[]>;
 }
 
 /** The groups of a query given as text: its words, each on its own. */
@@ -24,9 +27,55 @@ export function groupsOf(query: string | TermGroup[]): TermGroup[] {
 /** Queries of up to this many words get the middle tier (pairs grow quadratically). */
 const MAX_PAIR_TERMS = 8;
 
+/**
+ * A query part estimated to match more of the project's chunks than this is "broad": ranking all
+ * its matches would cost time proportional to the corpus (a word held by a tenth of 500,000 chunks
+ * is 50,000 rankings), so it is read through a bounded candidate set: its first BROAD_MATCHES
+ * matches whose title or headings hold it, then its first BROAD_MATCHES matches anywhere, each set
+ * ranked among itself.
+ */
+export const BROAD_MATCHES = 1_000;
+
 /** Every pair of the terms, for the "at least two words" tier: `[[a, b], [a, c], [b, c]]`. */
 export function termPairs(terms: string[]): Array<[string, string]> {
   return terms.flatMap((a, i) => terms.slice(i + 1).map((b): [string, string] => [a, b]));
+}
+
+/**
+ * What a database contributes to a tiered search: how its query language combines parts, and three
+ * ways of reading a query's matches, each returning visible chunks of the project, best first.
+ */
+export interface FullTextDialect {
+  /** The query matching every one of the expressions. */
+  all(exprs: string[]): string;
+  /** The query matching any of the expressions. */
+  any(exprs: string[]): string;
+  /** Ranks every match and returns the best `depth` (the cost grows with the matches). */
+  ranked(expr: string, depth: number): Promise<KnowledgeHit[]>;
+  /**
+   * Ranks only the first `cap` matches in index order (roughly oldest first) and returns the best
+   * `depth` of them; `cut` when more than `cap` chunks matched, so the ranking is not the whole one.
+   */
+  sampled(expr: string, depth: number, cap: number): Promise<{ hits: KnowledgeHit[]; cut: boolean }>;
+  /** Ranks the first `cap` matches whose title or headings themselves match, the best `depth` of them. */
+  headed(expr: string, depth: number, cap: number): Promise<KnowledgeHit[]>;
+}
+
+/** A tier's part: a dialect expression with its estimated matches (Infinity: unknown, never broad). */
+interface Part {
+  expr: string;
+  matches: number;
+}
+
+/**
+ * Appends a later list after the hits so far: chunks already found are dropped, and a later
+ * list's scores are capped at the lowest so far, so earlier lists keep their place whatever the
+ * raw scores say (and a reranking by score starts from that order).
+ */
+export function appendAfter(hits: KnowledgeHit[], more: KnowledgeHit[]): KnowledgeHit[] {
+  const seen = new Set(hits.map((h) => h.chunkId));
+  const floor = Math.min(...hits.map((h) => h.score), Infinity);
+  return [...hits, ...more.filter((h) => !seen.has(h.chunkId)).map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))];
 }
 
 /**
@@ -35,24 +84,58 @@ export function termPairs(terms: string[]): Array<[string, string]> {
  * query, each tier filling the rest. Ranking all chunks that share one common word with the query
  * costs time proportional to the corpus; the narrower tiers keep the usual question cheap, and the
  * last keeps recall for the rest.
+ *
+ * Within a tier, with `matches` estimates: when no part is broad (see BROAD_MATCHES) every match
+ * is ranked, as the database would. Otherwise the tier reads, in this order and only until it has
+ * `candidates` chunks: every match of its narrow parts, ranked (a rarer word says more, as BM25's
+ * IDF would have it); the broad parts' first BROAD_MATCHES matches whose title or headings hold
+ * them, ranked among themselves; then the broad parts' first BROAD_MATCHES matches anywhere,
+ * ranked among themselves. When that last read shows at most BROAD_MATCHES matches (the estimate
+ * was high) and the tier has no narrow part, its ranking of every match is the tier's result.
  */
-export async function withFallback(
+export async function tieredSearch(
+  d: FullTextDialect,
+  groups: string[],
   limit: number,
-  termCount: number,
   candidates: number,
-  all: () => Promise<KnowledgeHit[]>,
-  any: () => Promise<KnowledgeHit[]>,
-  two?: () => Promise<KnowledgeHit[]>,
+  matches?: number[],
 ): Promise<KnowledgeHit[]> {
-  const tiers = [all, ...(two && termCount >= 3 && termCount <= MAX_PAIR_TERMS ? [two] : []), ...(termCount > 1 ? [any] : [])];
+  const depth = Math.max(limit * 4, 20, candidates);
+  const want = Math.max(limit, candidates);
+  const estimate = (i: number) => matches?.[i] ?? Infinity;
+  // A conjunction matches at most as many chunks as its rarest part.
+  const allPart: Part = { expr: d.all(groups), matches: Math.min(...groups.map((_, i) => estimate(i))) };
+  const pairParts: Part[] = termPairs(groups.map((_, i) => String(i))).map(([a, b]) => ({
+    expr: d.all([groups[Number(a)]!, groups[Number(b)]!]),
+    matches: Math.min(estimate(Number(a)), estimate(Number(b))),
+  }));
+  const anyParts: Part[] = groups.map((expr, i) => ({ expr, matches: estimate(i) }));
+  const broad = (p: Part) => Number.isFinite(p.matches) && p.matches > BROAD_MATCHES;
+
+  const tier = async (parts: Part[]): Promise<KnowledgeHit[]> => {
+    const wide = parts.filter(broad);
+    const narrow = parts.filter((p) => !broad(p));
+    if (wide.length === 0) return d.ranked(d.any(parts.map((p) => p.expr)), depth);
+    let hits = narrow.length > 0 ? await d.ranked(d.any(narrow.map((p) => p.expr)), depth) : [];
+    if (hits.length >= want) return hits;
+    const expr = d.any(wide.map((p) => p.expr));
+    hits = appendAfter(hits, await d.headed(expr, depth, BROAD_MATCHES));
+    if (hits.length >= want) return hits;
+    const sample = await d.sampled(expr, depth, BROAD_MATCHES);
+    // Fewer matches than estimated: the sample is every match, ranked as the database would.
+    if (!sample.cut && narrow.length === 0) return sample.hits;
+    return appendAfter(hits, sample.hits);
+  };
+
+  const tiers: Part[][] = [
+    [allPart],
+    ...(groups.length >= 3 && groups.length <= MAX_PAIR_TERMS ? [pairParts] : []),
+    ...(groups.length > 1 ? [anyParts] : []),
+  ];
   let hits: KnowledgeHit[] = [];
-  for (const tier of tiers) {
+  for (const parts of tiers) {
     if (hits.length >= limit) break;
-    const seen = new Set(hits.map((h) => h.chunkId));
-    const more = (await tier()).filter((h) => !seen.has(h.chunkId));
-    // Earlier tiers keep their place ahead of later ones, whatever the raw scores say.
-    const floor = Math.min(...hits.map((h) => h.score), Infinity);
-    hits = [...hits, ...more.map((h) => ({ ...h, score: Number.isFinite(floor) ? Math.min(h.score, floor) : h.score }))];
+    hits = appendAfter(hits, await tier(parts));
   }
-  return hits.slice(0, Math.max(limit, candidates));
+  return hits.slice(0, want);
 }

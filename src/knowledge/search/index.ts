@@ -2,7 +2,7 @@ import type { Store } from '../../store/index.js';
 import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
 import type { FullTextIndex } from './full-text.js';
-import { buildLexicon, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
+import { buildLexicon, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
 import { groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
@@ -112,11 +112,12 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     const groups = queryGroups(query, lexicon, isQueryStopword);
     if (groups.length === 0) return { hits: [], groups, lexicon };
     const depth = Math.max(limit * RERANK_DEPTH, 20);
+    const matches = (group: TermGroup) => groupMatches(lexicon, group);
     let candidates: KnowledgeHit[];
-    if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth);
+    if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth, matches);
     else {
       // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
-      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth), embedder.nearest(store.db, projectId, query, depth)]);
+      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, query, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
     return { hits: rerank(candidates, groups, lexicon, analysed).slice(0, limit), groups, lexicon };

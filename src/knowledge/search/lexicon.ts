@@ -12,6 +12,8 @@ import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms
 export interface Lexicon {
   /** Visible chunks counted. */
   size: number;
+  /** The project's chunks when it was learned (`size` is a sample of them when there are many). */
+  chunks: number;
   /** Stem → chunks that hold it. */
   df: Map<string, number>;
   /** "body limit" → "bodylimit": identifiers the content writes in camelCase. */
@@ -20,7 +22,7 @@ export interface Lexicon {
   aliases: Map<string, string[]>;
 }
 
-export const EMPTY_LEXICON: Lexicon = { size: 0, df: new Map(), joined: new Map(), aliases: new Map() };
+export const EMPTY_LEXICON: Lexicon = { size: 0, chunks: 0, df: new Map(), joined: new Map(), aliases: new Map() };
 
 /**
  * Inverse document frequency of a stem (BM25's form, never negative). A term the project never
@@ -104,7 +106,18 @@ export async function buildLexicon(db: Kysely<Database>, projectId: string, chun
   }
   // A camelCase identifier's own stem counts as a term too ("bodylimit").
   for (const word of joined.values()) if (!df.has(stem(word))) df.set(stem(word), 1);
-  return { size: rows.length, df, joined, aliases };
+  return { size: rows.length, chunks: Math.max(chunkCount, rows.length), df, joined, aliases };
+}
+
+/**
+ * About how many of the project's chunks hold a group: its phrases' matches added up (at most the
+ * project's chunks), a phrase as many as its rarest word. From the sampled document frequencies,
+ * so an estimate; search uses it only to choose how to read a query part's matches.
+ */
+export function groupMatches(lexicon: Lexicon, group: TermGroup): number {
+  if (lexicon.size === 0) return 0;
+  const share = group.reduce((sum, words) => sum + Math.min(...words.map((w) => lexicon.df.get(stem(w)) ?? 0)) / lexicon.size, 0);
+  return Math.round(Math.min(1, share) * lexicon.chunks);
 }
 
 /** A group of interchangeable ways to say one thing of the question; each way is a phrase of words. */

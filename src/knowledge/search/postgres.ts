@@ -1,13 +1,14 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { chunkHit, type ChunkRow } from './chunk-hit.js';
-import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-text.js';
+import type { KnowledgeHit } from '../types.js';
+import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from './full-text.js';
 
 /**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
  * index, ranked by ts_rank (term frequency weighted by where the term occurs: headings weigh most,
  * then the title shared by a page's chunks, then the text) normalised by document length. The
- * query's words are AND-ed, then OR-ed when too few chunks hold them all (see withFallback); they
+ * query's words are AND-ed, then OR-ed when too few chunks hold them all (see tieredSearch); they
  * are plain letters and digits, so no tsquery operator can be injected.
  *
  * The inner query ranks the project's matching chunks reading only the chunk table, and keeps the
@@ -18,7 +19,7 @@ import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-te
  */
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
-    async search(projectId, query, limit, candidates = limit) {
+    async search(projectId, query, limit, candidates = limit, matches) {
       const groups = groupsOf(query);
       if (groups.length === 0) return [];
       // A phrase's words follow each other (<->); a group is any of its phrases. Words are letters
@@ -27,31 +28,58 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
         const phrases = alts.map((words) => (words.length === 1 ? words[0]! : `(${words.join(' <-> ')})`));
         return phrases.length === 1 ? phrases[0]! : `(${phrases.join(' | ')})`;
       });
-      const run = async (tsquery: string) => {
-        for (let depth = Math.max(limit * 4, 20, candidates); ; depth *= 8) {
-          const { rows } = await sql<ChunkRow & { visible: boolean }>`
-            select c.id, c.source_id, c.title, c.heading_path, c.url, c.text, f.score, s.id is not null as visible
-            from (
-              select c.rowid, ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1) as score
-              from knowledge_chunks c, to_tsquery('english', ${tsquery}) q
-              where c.project_id = ${projectId} and c.tsv @@ q
-              order by score desc, c.rowid
-              limit ${depth}) f
+      /**
+       * Joins the ranked candidates (`picked`: rowid and score, best first, at most `depth`) to
+       * their source, keeping the visible ones; looks deeper when too few pass.
+       */
+      const read = async (picked: (depth: number) => RawBuilder<unknown>, first: number): Promise<{ hits: KnowledgeHit[]; total: number }> => {
+        for (let depth = first; ; depth *= 8) {
+          const { rows } = await sql<ChunkRow & { visible: boolean; total: string }>`
+            select c.id, c.source_id, c.title, c.heading_path, c.url, c.text, f.score, s.id is not null as visible, f.total
+            from (${picked(depth)}) f
             join knowledge_chunks c on c.rowid = f.rowid
             left join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
             order by f.score desc, f.rowid`.execute(db);
           const found = rows.filter((r) => r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, Math.max(limit, candidates)).map(chunkHit);
+          if (found.length >= limit || rows.length < depth) return { hits: found.map(chunkHit), total: Number(rows[0]?.total ?? 0) };
         }
       };
-      return withFallback(
-        limit,
-        terms.length,
-        candidates,
-        () => run(terms.join(' & ')),
-        () => run(terms.join(' | ')),
-        () => run(termPairs(terms).map(([a, b]) => `(${a} & ${b})`).join(' | ')),
-      );
+      const rank = sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
+      // A sub-select with a LIMIT and no ORDER BY reads (and ranks) only that many matches, in the
+      // order the index hands them over; the outer query sorts them.
+      const firstMatches = (match: RawBuilder<unknown>, tsquery: string, cap: number) => (depth: number) =>
+        sql`select rowid, score, count(*) over () as total from (
+              select c.rowid, ${rank} as score
+              from knowledge_chunks c, to_tsquery('english', ${tsquery}) q
+              where c.project_id = ${projectId} and ${match}
+              limit ${cap}) m
+            order by score desc, rowid
+            limit ${depth}`;
+      const dialect: FullTextDialect = {
+        all: (exprs) => (exprs.length === 1 ? exprs[0]! : `(${exprs.join(' & ')})`),
+        any: (exprs) => exprs.join(' | '),
+        ranked: async (tsquery, depth) =>
+          (
+            await read(
+              (d) => sql`
+                select c.rowid, ${rank} as score, 0 as total
+                from knowledge_chunks c, to_tsquery('english', ${tsquery}) q
+                where c.project_id = ${projectId} and c.tsv @@ q
+                order by score desc, c.rowid
+                limit ${d}`,
+              depth,
+            )
+          ).hits,
+        sampled: async (tsquery, depth, cap) => {
+          const { hits, total } = await read(firstMatches(sql`c.tsv @@ q`, tsquery, cap + 1), Math.min(depth, cap));
+          return { hits, cut: total > cap };
+        },
+        // The title and headings alone, as migration 014 indexes them (the same expression, so the
+        // planner uses that index); ranked by the whole weighted tsvector.
+        headed: async (tsquery, depth, cap) =>
+          (await read(firstMatches(sql`to_tsvector('english', c.title || ' ' || c.headings) @@ q`, tsquery, cap), Math.min(depth, cap))).hits,
+      };
+      return tieredSearch(dialect, terms, limit, candidates, matches && groups.map(matches));
     },
   };
 }

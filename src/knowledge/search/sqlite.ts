@@ -1,7 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { chunkHit, type ChunkRow } from './chunk-hit.js';
-import { groupsOf, termPairs, withFallback, type FullTextIndex } from './full-text.js';
+import type { KnowledgeHit } from '../types.js';
+import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from './full-text.js';
 
 /** A project's share of all chunks at or above which its searches skip the project filter in FTS5. */
 const DOMINANT_SHARE = 0.5;
@@ -37,41 +38,55 @@ export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
   };
 
   return {
-    async search(projectId, query, limit, candidates = limit) {
+    async search(projectId, query, limit, candidates = limit, matches) {
       const groups = groupsOf(query);
       if (groups.length === 0) return [];
       const scoped = !(await isDominant(projectId));
       // The random part of the id, as migration 006 indexes it; FTS5 strings escape `"` by doubling.
       const project = `{project}: "${projectId.slice(projectId.indexOf('_') + 1).replaceAll('"', '""')}"`;
-      const run = async (words: string) => {
-        const match = scoped ? `${project} AND {title headings text}: (${words})` : `{title headings text}: (${words})`;
-        for (let depth = Math.max(limit * 4, 20, candidates); ; depth *= 8) {
+      const filter = (columns: string, words: string) => (scoped ? `${project} AND {${columns}}: (${words})` : `{${columns}}: (${words})`);
+      /**
+       * Joins the candidates FTS5 picked (`picked`: rowid and rank, best first, at most `depth`) to
+       * their chunk and source, keeping the project's visible ones; looks deeper when too few pass.
+       */
+      const read = async (picked: (depth: number) => RawBuilder<unknown>, first: number): Promise<{ hits: KnowledgeHit[]; total: number }> => {
+        for (let depth = first; ; depth *= 8) {
           // CROSS JOIN keeps SQLite from starting at the project's chunks instead of the candidates.
-          const { rows } = await sql<ChunkRow & { project_id: string; visible: number }>`
+          const { rows } = await sql<ChunkRow & { project_id: string; visible: number; total: number }>`
             select c.id, c.project_id, c.source_id, c.title, c.heading_path, c.url, c.text,
-                   -f.rank as score, s.id is not null as visible
-            from (select rowid, rank from knowledge_fts where knowledge_fts match ${match} order by rank limit ${depth}) f
+                   -f.rank as score, s.id is not null as visible, f.total
+            from (${picked(depth)}) f
             cross join knowledge_chunks c
             left join knowledge_sources s on s.id = c.source_id and s.generation = c.generation
             where c.rowid = f.rowid
             order by f.rank, f.rowid`.execute(db);
           const found = rows.filter((r) => r.project_id === projectId && r.visible);
-          if (found.length >= limit || rows.length < depth) return found.slice(0, Math.max(limit, candidates)).map(chunkHit);
+          if (found.length >= limit || rows.length < depth) return { hits: found.map(chunkHit), total: Number(rows[0]?.total ?? 0) };
         }
+      };
+      // FTS5 ranks while it reads, in rowid order: a sub-select with a LIMIT and no ORDER BY reads
+      // (and ranks) only that many matches, which the outer query then sorts.
+      const firstMatches = (match: string, cap: number) => (depth: number) =>
+        sql`select rowid, rank, count(*) over () as total
+            from (select rowid, rank from knowledge_fts where knowledge_fts match ${match} limit ${cap})
+            order by rank limit ${depth}`;
+      const dialect: FullTextDialect = {
+        all: (exprs) => (exprs.length === 1 ? exprs[0]! : `(${exprs.join(' AND ')})`),
+        any: (exprs) => exprs.join(' OR '),
+        ranked: async (words, depth) =>
+          (await read((d) => sql`select rowid, rank, 0 as total from knowledge_fts where knowledge_fts match ${filter('title headings text', words)} order by rank limit ${d}`, depth)).hits,
+        sampled: async (words, depth, cap) => {
+          const { hits, total } = await read(firstMatches(filter('title headings text', words), cap + 1), Math.min(depth, cap));
+          return { hits, cut: total > cap };
+        },
+        headed: async (words, depth, cap) => (await read(firstMatches(filter('title headings', words), cap), Math.min(depth, cap))).hits,
       };
       // Each phrase quoted (words are letters and digits only); a group is any of its phrases.
       const quoted = groups.map((alts) => {
         const phrases = alts.map((words) => `"${words.join(' ')}"`);
         return phrases.length === 1 ? phrases[0]! : `(${phrases.join(' OR ')})`;
       });
-      return withFallback(
-        limit,
-        groups.length,
-        candidates,
-        () => run(quoted.join(' AND ')),
-        () => run(quoted.join(' OR ')),
-        () => run(termPairs(quoted).map(([a, b]) => `(${a} AND ${b})`).join(' OR ')),
-      );
+      return tieredSearch(dialect, quoted, limit, candidates, matches && groups.map(matches));
     },
   };
 }

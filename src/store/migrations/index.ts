@@ -11,6 +11,7 @@ import { gapsEvals } from './010-gaps-evals.js';
 import { handoff } from './011-handoff.js';
 import { webhooks } from './012-webhooks.js';
 import { knowledgeJobsSource } from './013-knowledge-jobs-source.js';
+import { knowledgeHeadingIndex } from './014-knowledge-heading-index.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '011-handoff': handoff,
   '012-webhooks': webhooks,
   '013-knowledge-jobs-source': knowledgeJobsSource,
+  '014-knowledge-heading-index': knowledgeHeadingIndex,
 };
 
 export const migrationProvider: MigrationProvider = {
