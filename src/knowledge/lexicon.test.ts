@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, search } from '../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
-import { acronymsIn, EMPTY_LEXICON, queryGroups } from './search/lexicon.js';
+import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
 import { splitWords } from './search/terms.js';
 import { knowledgeTools, KNOWLEDGE_TOOL, MIN_MATCH, NOTHING_FOUND, type KnowledgeToolOutput } from './tool.js';
@@ -31,6 +31,19 @@ describe('what search learns from the content', () => {
       [['body', 'limit'], ['bodylimit']],
       [['wal'], ['write', 'ahead', 'logging']],
     ]);
+  });
+
+  it('estimates how many of the project chunks a group matches, from a sample of them', () => {
+    // 100 chunks sampled out of 10,000.
+    const lexicon = { ...EMPTY_LEXICON, size: 100, chunks: 10_000, df: new Map([['parcel', 40], ['locker', 5], ['courier', 10]]) };
+    expect(groupMatches(lexicon, [['parcel']])).toBe(4_000);
+    // A phrase as many as its rarest word; alternatives add up.
+    expect(groupMatches(lexicon, [['parcel', 'lockers']])).toBe(500);
+    expect(groupMatches(lexicon, [['parcel'], ['courier']])).toBe(5_000);
+    expect(groupMatches(lexicon, [['unheard']])).toBe(0);
+    // Stopwords are not counted; searched alone, they are taken as held by every chunk.
+    expect(groupMatches(lexicon, [['this']])).toBe(10_000);
+    expect(groupMatches(EMPTY_LEXICON, [['parcel']])).toBe(0);
   });
 });
 

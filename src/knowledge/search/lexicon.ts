@@ -112,11 +112,14 @@ export async function buildLexicon(db: Kysely<Database>, projectId: string, chun
 /**
  * About how many of the project's chunks hold a group: its phrases' matches added up (at most the
  * project's chunks), a phrase as many as its rarest word. From the sampled document frequencies,
- * so an estimate; search uses it only to choose how to read a query part's matches.
+ * so an estimate; search uses it only to choose how to read a query part's matches. Stopwords and
+ * one-letter words are not counted (they weigh nothing) and are searched only when a question has
+ * no other word ("what is this"): they count as held by every chunk.
  */
 export function groupMatches(lexicon: Lexicon, group: TermGroup): number {
   if (lexicon.size === 0) return 0;
-  const share = group.reduce((sum, words) => sum + Math.min(...words.map((w) => lexicon.df.get(stem(w)) ?? 0)) / lexicon.size, 0);
+  const df = (w: string) => (w.length <= 1 || isStopword(w) ? lexicon.size : (lexicon.df.get(stem(w)) ?? 0));
+  const share = group.reduce((sum, words) => sum + Math.min(...words.map(df)) / lexicon.size, 0);
   return Math.round(Math.min(1, share) * lexicon.chunks);
 }
 
