@@ -15,7 +15,9 @@ import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from
  * top candidates; only those are joined to their source to check the visible generation, looking
  * deeper when too few survive (the result is the same as ranking every match). ts_rank rather
  * than ts_rank_cd: cover density walks every term position of every match and cost about twice
- * the time, for no better ranking on the test corpus.
+ * the time, for no better ranking on the test corpus. A query part that matches a large share of
+ * the project's chunks is read through bounded candidate sets instead (its first matches in the
+ * bitmap scan's order, title and headings first; see tieredSearch).
  */
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {

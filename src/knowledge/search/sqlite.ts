@@ -21,7 +21,9 @@ const SHARE_TTL_MS = 60_000;
  * the cost follows the project's size, not the whole table's. A project that holds most of the
  * table skips that filter: intersecting with a posting list as long as the table, and BM25's count
  * of it, would cost more than the few foreign candidates it drops. When too few candidates survive
- * the checks, the search looks deeper, so the result is the same as ranking every match.
+ * the checks, the search looks deeper, so the result is the same as ranking every match. A query
+ * part that matches a large share of the project's chunks is read through bounded candidate sets
+ * instead (its first matches in rowid order, title and headings first; see tieredSearch).
  */
 export function sqliteFullText(db: Kysely<Database>): FullTextIndex {
   const shares = new Map<string, { dominant: boolean; until: number }>();
