@@ -111,16 +111,18 @@ async function seed(deps: Awaited<ReturnType<typeof openBench>>['deps'], project
     for (let i = first; i < Math.min(pages, first + SOURCES_PER_WRITE); i++) {
       const id = newId('ks');
       const generation = `gen_bench${i}`;
-      sources.push({
-        id, project_id: projectId, type: 'markdown', title: null, url: null, payload: null, options: '{}', status: 'ready', error: null,
-        pages_done: 1, pages_total: 1, chunks_done: 0, chunk_count: 0, generation, synced_at: at, created_at: at, updated_at: at,
-      });
-      chunkPage(markdownToPage(page(i), '')).forEach((d, position) =>
+      const pageChunks = chunkPage(markdownToPage(page(i), ''));
+      pageChunks.forEach((d, position) =>
         chunks.push({
           id: newId('chunk'), project_id: projectId, source_id: id, generation, position, title: d.title,
           heading_path: JSON.stringify(d.headingPath), headings: d.headingPath.join(' > '), url: d.url, text: d.text, embedding: null,
         }),
       );
+      // As a finished ingestion leaves it: the visible generation and its chunk count.
+      sources.push({
+        id, project_id: projectId, type: 'markdown', title: null, url: null, payload: null, options: '{}', status: 'ready', error: null,
+        pages_done: 1, pages_total: 1, chunks_done: pageChunks.length, chunk_count: pageChunks.length, generation, synced_at: at, created_at: at, updated_at: at,
+      });
     }
     await db.insertInto('knowledge_sources').values(sources).execute();
     await insertChunks(db, chunks);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, search } from '../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
@@ -101,5 +101,26 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     const mars = await run('Do you deliver to Mars?');
     expect(mars).toMatchObject({ found: false, results: [], note: NOTHING_FOUND });
     expect(mars.terms.find((x) => x.forms[0] === 'mars')!.weight).toBeGreaterThan(mars.terms.find((x) => x.forms[0] === 'deliver')!.weight);
+  });
+
+  it("learns another node's new content again once its sources changed", async () => {
+    // A second node on the same database: it learns the lexicon from what is there now.
+    const b = await createTestApp({ dialect, store: t.deps.store });
+    try {
+      const identifier = (r: { results: { headingPath: string[] }[] }) => r.results[0]?.headingPath;
+      expect(identifier(await search(b.app, projectId, 'what is the quux limit'))).not.toEqual(['Tuning', 'Backpressure']);
+      // This node ingests a page naming a new identifier; only a lexicon learned again splits it.
+      await addSource(t.app, projectId, { type: 'markdown', content: '# Tuning\n\n## Backpressure\n\nRaise quuxLimit when the queue backs up.' });
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 31_000 });
+      try {
+        // The check finds the sources changed and learns again while the old lexicon serves.
+        await search(b.app, projectId, 'what is the quux limit');
+        await vi.waitFor(async () => expect(identifier(await search(b.app, projectId, 'what is the quux limit'))).toEqual(['Tuning', 'Backpressure']), { timeout: 10_000 });
+      } finally {
+        vi.useRealTimers();
+      }
+    } finally {
+      await b.close();
+    }
   });
 });
