@@ -12,7 +12,7 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
-import { appendMessage, listMessages, messageExists } from '../conversations/messages.js';
+import { appendMessage, listMessages, messageExists, type MessageRow } from '../conversations/messages.js';
 import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
 import { MODEL_HINTS } from '../lib/model-hints.js';
 import { stripNul, stripNulDeep } from '../lib/nul.js';
@@ -50,8 +50,11 @@ export interface AnswerRequest {
   requestId?: string;
   /** Once the answer has ended, before it is stored: its model spec, token usage (summed over its steps; null when the model reported none) and outcome. */
   onFinished?: (summary: AnswerSummary) => void;
-  /** Runs after the assistant message is stored (or could not be): releases the conversation. */
-  onSettled?: () => Promise<void>;
+  /**
+   * Runs after the assistant message is stored (or could not be): releases the conversation. Given
+   * the stored row when this answer wrote it, so what follows need not read it back.
+   */
+  onSettled?: (stored?: MessageRow) => Promise<void>;
   /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
   abortSignal?: AbortSignal;
   factories?: readonly ToolFactory[];
@@ -184,10 +187,11 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       await req.onSettled?.().catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
       return;
     }
+    let stored: MessageRow | undefined;
     try {
       // A database that is away as the answer ends (a failover, a restart, a cut connection) must not
       // lose it: the write is retried on fresh connections for a while.
-      await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, total, reported), {
+      stored = await retryWhileUnavailable(() => storeAnswer(req, spec, responseMessage, failed, total, reported), {
         budgetMs: STORE_RETRY_MS,
         onRetry: (err, attempt) =>
           log.warn({ err: { message: (err as Error).message }, conversationId: conversation.id, attempt }, 'could not store the answer yet; retrying'),
@@ -195,7 +199,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     } catch (err) {
       log.error({ err, conversationId: conversation.id }, 'could not store the assistant message');
     } finally {
-      await req.onSettled?.().catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
+      await req.onSettled?.(stored).catch((err: unknown) => log.error({ err }, 'could not release the conversation'));
     }
   };
 
@@ -410,7 +414,10 @@ function finishedAnswer(
   return { content, parts, sources: [...sources.values()], outcome: answerOutcome(parts, failed, reported), failed, model, usage };
 }
 
-/** Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage, status, outcome. */
+/**
+ * Stores what the answer produced: its text, its UI parts (tool calls, sources), model, usage,
+ * status, outcome. Returns the stored row, or undefined when an earlier attempt had stored it.
+ */
 async function storeAnswer(
   req: AnswerRequest,
   model: string,
@@ -418,11 +425,11 @@ async function storeAnswer(
   failed: boolean,
   usage: ReturnType<typeof sumUsage>,
   reported: MessageOutcome | null,
-): Promise<void> {
+): Promise<MessageRow | undefined> {
   const answer = finishedAnswer(model, message, failed, usage, reported);
   const db = req.deps.store.db;
   try {
-    await appendMessage(db, req.conversation, {
+    return await appendMessage(db, req.conversation, {
       id: req.assistantMessageId,
       role: 'assistant',
       content: answer.content,
@@ -438,5 +445,6 @@ async function storeAnswer(
     // A retry after a commit whose acknowledgement was lost with the connection: already stored.
     if (!isUniqueViolation(err)) throw err;
     if (!(await messageExists(db, req.assistantMessageId))) throw err;
+    return undefined;
   }
 }

@@ -245,15 +245,18 @@ export async function handBack(db: Db, conversation: { id: string }): Promise<Ha
 }
 
 /**
- * Counts the agent's answers that declined in a row: one more for a declined answer, back to 0 for
- * any other. Returns the new count, one atomic update on both databases.
+ * Counts the agent's answers that declined in a row while no person has the conversation: one more
+ * for a declined answer, back to 0 for any other. Returns the new count, or null when the
+ * conversation has a handoff (requested or active), which it leaves as it is. One atomic
+ * update-and-return on both databases: it runs after every answer.
  */
-export async function recordAnswerDeclined(db: Db, conversationId: string, declined: boolean): Promise<number> {
-  await db
+export async function recordAnswerDeclined(db: Db, conversationId: string, declined: boolean): Promise<number | null> {
+  const row = await db
     .updateTable('conversations')
     .set((eb) => ({ declined_streak: declined ? eb('declined_streak', '+', 1) : eb.val(0) }))
     .where('id', '=', conversationId)
-    .execute();
-  const row = await db.selectFrom('conversations').select('declined_streak').where('id', '=', conversationId).executeTakeFirstOrThrow();
-  return Number(row.declined_streak);
+    .where('handoff_status', 'is', null)
+    .returning('declined_streak')
+    .executeTakeFirst();
+  return row ? Number(row.declined_streak) : null;
 }

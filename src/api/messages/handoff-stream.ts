@@ -8,7 +8,7 @@ import {
   type HandoffState,
 } from '../../conversations/handoff.js';
 import { notifyConversation } from '../../conversations/live.js';
-import { findMessage } from '../../conversations/messages.js';
+import { findMessage, type MessageRow } from '../../conversations/messages.js';
 import type { AppDeps } from '../../deps.js';
 import type { Project } from '../../projects/project.js';
 
@@ -30,7 +30,8 @@ export function handoffStream(conversationId: string, handoff: HandoffState): Re
 /**
  * After an answer is stored (or failed): tells the live listeners about it, applies the
  * "after N declined answers" policy, and announces a handoff the agent's tool asked for during the
- * answer. Best effort: the answer is stored whatever happens here.
+ * answer. Best effort: the answer is stored whatever happens here. `stored` is the row the answer
+ * wrote, when it did; otherwise it is looked up.
  */
 export async function afterAnswer(
   deps: AppDeps,
@@ -38,15 +39,17 @@ export async function afterAnswer(
   conv: { id: string; project_id: string },
   assistantMessageId: string,
   log: FastifyBaseLogger,
+  stored?: Pick<MessageRow, 'seq' | 'status' | 'outcome'>,
 ): Promise<void> {
   const db = deps.store.db;
   try {
-    const row = await findMessage(db, conv.id, assistantMessageId);
+    const row = stored ?? (await findMessage(db, conv.id, assistantMessageId));
     if (row) await notifyConversation(deps.events, conv, 'message', row.seq);
-    let handoff = await getHandoff(db, conv.id);
+    // Counted only while no person has the conversation; null means it has a handoff.
+    const streak = row && row.status === 'complete' ? await recordAnswerDeclined(db, conv.id, row.outcome === 'declined') : null;
+    let handoff = streak === null ? await getHandoff(db, conv.id) : null;
     let changed = handoff !== null;
-    if (row && row.status === 'complete' && handoff === null) {
-      const streak = await recordAnswerDeclined(db, conv.id, row.outcome === 'declined');
+    if (streak !== null) {
       const policy = handoffPolicy(project);
       if (policy.enabled && policy.afterDeclined && streak >= policy.afterDeclined) {
         const result = await requestHandoff(db, conv, {

@@ -98,14 +98,14 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         abortSignal: slot.signal,
         requestId: request.id,
         onFinished: answerMetrics ? (summary) => answerMetrics.finished(owner.project.id, summary) : undefined,
-        onSettled: () =>
+        onSettled: (stored) =>
           accepted
             .release()
             .finally(() => {
               slot.release();
               streamClosed();
             })
-            .then(() => afterAnswer(app.deps, owner.project, accepted.conversation, accepted.assistantMessageId, request.log)),
+            .then(() => afterAnswer(app.deps, owner.project, accepted.conversation, accepted.assistantMessageId, request.log, stored)),
       });
       await sendAnswerStream(reply, answer, {
         keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS,
