@@ -17,12 +17,12 @@ import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
 import { MODEL_HINTS } from '../lib/model-hints.js';
 import { stripNul, stripNulDeep } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
-import { listEnabledSkills } from '../skills/skills.js';
 import { retryWhileUnavailable } from '../store/faults.js';
 import { isUniqueViolation } from '../store/index.js';
 import { MESSAGE_OUTCOMES, type MessageOutcome } from '../store/schema.js';
 import { AnswerInterruptedError } from './in-flight.js';
 import { ModelConfigError, modelSpecFor } from './models.js';
+import { projectReads, type ProjectReads } from './project-reads.js';
 import { buildSystemPrompt, callHints, trimHistory, type PageContext, type VerifiedEndUser } from './prompt.js';
 import { usedSources, numberedHits, type CitedSource, type NumberedHit } from './sources.js';
 import { buildTools, toolFactories, type AgentDeps, type ToolContext, type ToolFactory } from './tools.js';
@@ -58,6 +58,8 @@ export interface AnswerRequest {
   /** Aborted when the node must stop the answer (a shutdown that cannot wait): it ends as failed. */
   abortSignal?: AbortSignal;
   factories?: readonly ToolFactory[];
+  /** Where the project's enabled skills and actions are read; the HTTP layer passes its per-node cached reads. Default: the database. */
+  reads?: ProjectReads;
   /**
    * Replaces the conversation's stored messages: the history the model sees, and what receives the
    * finished answer instead of storing it. An eval run answers this way and stores nothing.
@@ -205,6 +207,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
 
   try {
     const model = deps.models.resolve(spec);
+    const reads = req.reads ?? projectReads(deps);
     const ctx: ToolContext = {
       deps,
       project,
@@ -214,13 +217,14 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       abortSignal: done.signal,
       requestId: req.requestId,
       log,
+      reads,
     };
     const [tools, history, skills] = await Promise.all([
       buildTools(ctx, req.factories ?? toolFactories),
       req.transcript
         ? req.transcript.history.map((m) => ({ ...m, id: '', status: 'complete' as const }))
         : listMessages(deps.store.db, conversation.id),
-      listEnabledSkills(deps.store.db, project.id),
+      reads.skills(project.id),
     ]);
     const system = buildSystemPrompt({
       project,

@@ -43,7 +43,7 @@ export interface SystemPromptInput {
   pageContext?: PageContext;
   /** Only an end user whose identity this request proved; anything else is not trusted. */
   verifiedUser?: VerifiedEndUser | null;
-  skills?: PromptSkill[];
+  skills?: readonly PromptSkill[];
 }
 
 /**

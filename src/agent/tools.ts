@@ -1,13 +1,12 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { ToolSet } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
-import { loadEnabledActions } from '../actions/actions.js';
-import { secretBox } from '../actions/secret-box.js';
 import { actionTools } from '../actions/tools.js';
 import type { KnowledgeDeps } from '../knowledge/runtime.js';
 import { knowledgeTools } from '../knowledge/tool.js';
 import type { LocalEndpoints } from '../lib/local-endpoints.js';
 import { handoffTools } from './handoff-tool.js';
+import { projectReads, type ProjectReads } from './project-reads.js';
 import type { Project } from '../projects/project.js';
 import type { ModelRegistry } from './models.js';
 
@@ -37,6 +36,8 @@ export interface ToolContext {
   /** The request's id, passed to action endpoints as `X-Request-Id`. */
   requestId?: string;
   log: FastifyBaseLogger;
+  /** Where the project's enabled actions are read (the HTTP layer's are cached per node); default the database. */
+  reads?: ProjectReads;
 }
 
 /** Builds the tools one part of the product (knowledge, actions) offers for one answer. */
@@ -50,9 +51,7 @@ export const knowledgePart: ToolFactory = async (ctx) => knowledgeTools(ctx.deps
  * be decrypted (the key changed) is logged and left out; the others stay available.
  */
 const actionsPart: ToolFactory = async (ctx) => {
-  const actions = await loadEnabledActions(ctx.deps.store.db, secretBox(ctx.deps.config), ctx.project.id, (actionId, err) =>
-    ctx.log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
-  );
+  const actions = await (ctx.reads ?? projectReads(ctx.deps)).actions(ctx.project.id, ctx.log);
   return actionTools(actions, {
     config: ctx.deps.config,
     db: ctx.deps.store.db,

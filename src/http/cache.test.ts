@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { widgetConfigSource, type SerializedConfig } from '../api/widget/service.js';
 import { TtlCache } from '../lib/ttl-cache.js';
 
 /**
- * The per-node caches (key → project, a project's skills) with caching on, as in production: admin
+ * The per-node caches (key → project, a project's skills and actions) with caching on, as in production: admin
  * writes on a node take effect there at once; writes elsewhere (another node, the CLI) within the TTL.
  */
 describe.each(dialects)('per-node caches on $name', (dialect) => {
@@ -94,6 +95,54 @@ describe.each(dialects)('per-node caches on $name', (dialect) => {
         fabText: 'Help',
         availableSkills: [{ id: 'skill_pre0000000000000000000', name: 'Direct skill', description: 'd' }],
       });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("offers the agent the project's actions as this node's last admin write left them; another node's write within the TTL", async () => {
+    // A node whose caches outlive the test, so only an admin write on it can show the change.
+    const c = await createTestApp({ dialect, store: a.deps.store, env: { ANSWERDESK_CACHE_TTL_MS: '60000' } });
+    try {
+      const p = await createProject(a);
+      /** What the builtin model says it can do: it names the actions it was offered. */
+      const abilities = async (t: TestApp) => {
+        const conv = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/api/v1/chat/messages',
+          headers: auth(p.publicKey),
+          payload: { conversationId: conv.json().conversationId, messages: [{ role: 'user', content: 'What can you do?' }] },
+        });
+        expect(res.statusCode).toBe(200);
+        return streamedText((await parseAnswer(res.body)).chunks);
+      };
+      expect(await abilities(c)).not.toContain('track order');
+
+      const created = await a.app.inject({
+        method: 'POST',
+        url: `/api/v1/admin/projects/${p.project.id}/actions`,
+        headers: adminAuth(),
+        payload: {
+          name: 'track_order',
+          description: 'Look up where an order is.',
+          url: 'https://shop.example/orders/{orderNumber}',
+          parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
+        },
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      // The node that wrote offers it at once; the other still answers from its cache.
+      expect(await abilities(a)).toContain('track order');
+      expect(await abilities(c)).not.toContain('track order');
+
+      const patched = await c.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/admin/projects/${p.project.id}`,
+        headers: adminAuth(),
+        payload: { settings: { widget: { fabText: 'Help' } } },
+      });
+      expect(patched.statusCode).toBe(200);
+      expect(await abilities(c)).toContain('track order');
     } finally {
       await c.close();
     }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { startAnswer } from '../../agent/answer.js';
+import { projectReads } from '../../agent/project-reads.js';
 import { notifyConversation } from '../../conversations/live.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { ServiceUnavailable } from '../../lib/errors.js';
@@ -20,6 +21,8 @@ export const TOO_MANY_ANSWERS = 'Too many answers in progress';
 
 /** POST /chat/messages: checks the send, stores the user message, streams and stores the answer. */
 export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
+  // Every answer reads the project's enabled skills and actions; an admin write on this node clears these.
+  const reads = projectReads(app.deps, { skills: app.caches.create(), actions: app.caches.create() });
   app.post(`${API_PREFIX}/chat/messages`, {
     config: { auth: 'runtime', bucket: 'chat' },
     bodyLimit: SEND_MESSAGE_BODY_LIMIT,
@@ -95,6 +98,7 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         assistantMessageId: accepted.assistantMessageId,
         supersedes: accepted.supersedes,
         log: request.log,
+        reads,
         abortSignal: slot.signal,
         requestId: request.id,
         onFinished: answerMetrics ? (summary) => answerMetrics.finished(owner.project.id, summary) : undefined,

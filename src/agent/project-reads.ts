@@ -1,0 +1,50 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { loadEnabledActions } from '../actions/actions.js';
+import type { ActionDefinition } from '../actions/definition.js';
+import { secretBox } from '../actions/secret-box.js';
+import type { Config } from '../config.js';
+import type { TtlCache } from '../lib/ttl-cache.js';
+import { listEnabledSkills, type EnabledSkill } from '../skills/skills.js';
+import type { Store } from '../store/index.js';
+
+/**
+ * What an answer reads of its project's configuration: the enabled skills (for the prompt) and the
+ * enabled actions (as tools). They change only on an admin write, yet every answer needs them, so the
+ * HTTP layer passes reads kept in its per-node caches (see {@link projectReads}). What they return is
+ * shared between answers and never changed.
+ */
+export interface ProjectReads {
+  skills(projectId: string): Promise<readonly EnabledSkill[]>;
+  /** An action whose secret headers cannot be opened is reported on `log` and left out. */
+  actions(projectId: string, log: FastifyBaseLogger): Promise<readonly ActionDefinition[]>;
+}
+
+/**
+ * The project reads from the database; with `caches`, each project's result is kept there (a
+ * per-node cache that an admin write on this node clears, and that other nodes and the CLI reach
+ * within its TTL).
+ */
+export function projectReads(
+  deps: { store: Store; config: Config },
+  caches?: { skills: TtlCache<readonly EnabledSkill[]>; actions: TtlCache<readonly ActionDefinition[]> },
+): ProjectReads {
+  const db = deps.store.db;
+  return {
+    async skills(projectId) {
+      const cached = caches?.skills.get(projectId);
+      if (cached) return cached;
+      const skills = await listEnabledSkills(db, projectId);
+      caches?.skills.set(projectId, skills);
+      return skills;
+    },
+    async actions(projectId, log) {
+      const cached = caches?.actions.get(projectId);
+      if (cached) return cached;
+      const actions = await loadEnabledActions(db, secretBox(deps.config), projectId, (actionId, err) =>
+        log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
+      );
+      caches?.actions.set(projectId, actions);
+      return actions;
+    },
+  };
+}
