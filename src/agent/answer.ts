@@ -60,6 +60,8 @@ export interface AnswerRequest {
   factories?: readonly ToolFactory[];
   /** Where the project's enabled skills and actions are read; the HTTP layer passes its per-node cached reads. Default: the database. */
   reads?: ProjectReads;
+  /** The conversation's current messages as the send read them (oldest first, the question included); read from the store when absent. */
+  history?: readonly Pick<MessageRow, 'id' | 'role' | 'content' | 'status'>[];
   /**
    * Replaces the conversation's stored messages: the history the model sees, and what receives the
    * finished answer instead of storing it. An eval run answers this way and stores nothing.
@@ -223,7 +225,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       buildTools(ctx, req.factories ?? toolFactories),
       req.transcript
         ? req.transcript.history.map((m) => ({ ...m, id: '', status: 'complete' as const }))
-        : listMessages(deps.store.db, conversation.id),
+        : (req.history ?? listMessages(deps.store.db, conversation.id)),
       reads.skills(project.id),
     ]);
     const system = buildSystemPrompt({

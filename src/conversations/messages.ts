@@ -21,19 +21,6 @@ export async function listMessages(db: Db, conversationId: string, options: { in
   return q.orderBy('seq', 'asc').execute();
 }
 
-/** The last `n` current (not superseded) messages of a conversation, oldest first. */
-export async function lastMessages(db: Db, conversationId: string, n: number): Promise<MessageRow[]> {
-  const rows = await db
-    .selectFrom('messages')
-    .selectAll()
-    .where('conversation_id', '=', conversationId)
-    .where('superseded_by', 'is', null)
-    .orderBy('seq', 'desc')
-    .limit(n)
-    .execute();
-  return rows.reverse();
-}
-
 /** Current messages of a conversation after position `seq`, oldest first (the live stream's catch-up). */
 export async function messagesAfter(db: Db, conversationId: string, seq: number, limit = 200): Promise<MessageRow[]> {
   return db

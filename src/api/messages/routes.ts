@@ -97,6 +97,7 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         pageContext: body.pageContext,
         assistantMessageId: accepted.assistantMessageId,
         supersedes: accepted.supersedes,
+        history: accepted.history,
         log: request.log,
         reads,
         abortSignal: slot.signal,

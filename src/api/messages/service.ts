@@ -3,7 +3,7 @@ import type { VerifiedEndUser } from '../../agent/prompt.js';
 import type { ToolContext } from '../../agent/tools.js';
 import { findConversation } from '../../conversations/conversations.js';
 import { claimAnswerLease, releaseAnswerLease } from '../../conversations/leases.js';
-import { appendMessage, lastMessages, type MessageRow } from '../../conversations/messages.js';
+import { appendMessage, listMessages, type MessageRow } from '../../conversations/messages.js';
 import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
@@ -34,6 +34,8 @@ export interface AcceptedSend {
   handoff: HandoffState;
   /** The user message this send stored (none for a retry or a regenerate). */
   userMessage?: MessageRow;
+  /** The conversation's current messages, oldest first, the question included: what the model is given. */
+  history: MessageRow[];
 }
 
 /**
@@ -76,12 +78,19 @@ export async function acceptSend(
   const text = messageText(body.messages[body.messages.length - 1]);
   let supersedes: string | undefined;
   let userMessage: MessageRow | undefined;
+  let history: MessageRow[];
   const handoff = handoffState(conv);
   try {
-    const tail = await lastMessages(db, conv.id, 2);
+    // Read once, under the lease: its tail decides retry and regenerate, and the answer's model is
+    // given the whole of it, so the agent does not read it again.
+    history = await listMessages(db, conv.id);
+    const tail = history.slice(-2);
     // While a person has the conversation there is no answer of the agent's to regenerate.
     if (body.trigger === 'regenerate-message' && handoff === null) supersedes = answerToRegenerate(tail, text, body.messageId);
-    else if (!isRetry(tail, text)) userMessage = await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
+    else if (!isRetry(tail, text)) {
+      userMessage = await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
+      history.push(userMessage);
+    }
   } catch (err) {
     // The request fails now (503 when the database is away); the release goes on retrying behind it.
     void release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
@@ -97,6 +106,7 @@ export async function acceptSend(
     release,
     handoff,
     userMessage,
+    history,
   };
 }
 
