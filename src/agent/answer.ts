@@ -333,11 +333,12 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
   });
   const writable = new WritableStream<Part>({
     start: (controller) => void (input = controller),
-    async write(part) {
+    write(part): Promise<void> | undefined {
       if (ended) return;
       if (part.type === 'abort') {
         const stopped = signal.reason instanceof AnswerInterruptedError;
-        return end({ type: 'error', error: stopped ? signal.reason : new AnswerTimeoutError(part.reason) });
+        end({ type: 'error', error: stopped ? signal.reason : new AnswerTimeoutError(part.reason) });
+        return;
       }
       // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold.
       if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: stripNul(part.text) };
@@ -354,7 +355,8 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
         }
       }
       out.enqueue(part);
-      if ((out.desiredSize ?? 1) <= 0 && !ended) await new Promise<void>((r) => (resume = r));
+      // Waits only while the readable side is full: most writes return at once, without a promise of their own.
+      if ((out.desiredSize ?? 1) <= 0 && !ended) return new Promise<void>((r) => (resume = r));
     },
     close: () => end(),
     abort: (reason) => end({ type: 'error', error: reason }),
