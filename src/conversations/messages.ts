@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { MessageOutcome, MessagesTable } from '../store/schema.js';
@@ -83,19 +83,14 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
 export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
     const at = now();
-    // The count and the highest position in one round trip (this runs twice per answer).
-    const conv = await trx
-      .selectFrom('conversations')
-      .select((eb) => [
-        'message_count',
-        eb
-          .selectFrom('messages')
-          .select((m) => m.fn.max('seq').as('seq'))
-          .where('conversation_id', '=', conversation.id)
-          .as('top_seq'),
-      ])
-      .where('id', '=', conversation.id)
-      .executeTakeFirstOrThrow();
+    // The count and the highest position in one round trip. This and the two writes below run twice
+    // per answer, as SQL text like other hot queries: building and compiling them with the query
+    // builder cost more than running them.
+    const { rows } = await sql<{ message_count: number; top_seq: number | null }>`
+      select message_count, (select max(seq) from messages where conversation_id = ${conversation.id}) as top_seq
+      from conversations where id = ${conversation.id}`.execute(trx);
+    const conv = rows[0];
+    if (!conv) throw new Error(`Conversation ${conversation.id} not found`);
     const id = msg.id ?? newId('msg');
     let replaced = false;
     if (msg.supersedes) {
@@ -128,17 +123,19 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
       author_id: msg.author?.type === 'human' ? (msg.author.id ?? null) : null,
       author_name: msg.author?.type === 'human' ? msg.author.name : null,
     };
-    await trx.insertInto('messages').values(row).execute();
-    await trx
-      .updateTable('conversations')
-      .set({
-        message_count: replaced ? conv.message_count : conv.message_count + 1,
-        last_message_preview: msg.content.slice(0, PREVIEW_LENGTH),
-        last_message_role: msg.role === 'user' ? 'USER' : 'ASSISTANT',
-        updated_at: at,
-      })
-      .where('id', '=', conversation.id)
-      .execute();
+    await sql`
+      insert into messages (id, conversation_id, project_id, seq, role, content, parts, sources, status, model, usage,
+        superseded_by, outcome, created_at, updated_at, author_type, author_id, author_name)
+      values (${row.id}, ${row.conversation_id}, ${row.project_id}, ${row.seq}, ${row.role}, ${row.content}, ${row.parts},
+        ${row.sources}, ${row.status}, ${row.model}, ${row.usage}, ${row.superseded_by}, ${row.outcome}, ${row.created_at},
+        ${row.updated_at}, ${row.author_type}, ${row.author_id}, ${row.author_name})`.execute(trx);
+    await sql`
+      update conversations
+      set message_count = ${replaced ? conv.message_count : Number(conv.message_count) + 1},
+        last_message_preview = ${msg.content.slice(0, PREVIEW_LENGTH)},
+        last_message_role = ${msg.role === 'user' ? 'USER' : 'ASSISTANT'},
+        updated_at = ${at}
+      where id = ${conversation.id}`.execute(trx);
     await enqueueEvent(trx, conversation.project_id, 'message.created', {
       conversationId: conversation.id,
       message: {
