@@ -33,17 +33,20 @@ export function projectReads(
     async skills(projectId) {
       const cached = caches?.skills.get(projectId);
       if (cached) return cached;
+      // Taken before the read: what was read before an admin write cleared the cache is not kept.
+      const epoch = caches?.skills.epoch;
       const skills = await listEnabledSkills(db, projectId);
-      caches?.skills.set(projectId, skills);
+      caches?.skills.set(projectId, skills, epoch);
       return skills;
     },
     async actions(projectId, log) {
       const cached = caches?.actions.get(projectId);
       if (cached) return cached;
+      const epoch = caches?.actions.epoch;
       const actions = await loadEnabledActions(db, secretBox(deps.config), projectId, (actionId, err) =>
         log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
       );
-      caches?.actions.set(projectId, actions);
+      caches?.actions.set(projectId, actions, epoch);
       return actions;
     },
   };
