@@ -29,25 +29,14 @@ export function projectReads(
   caches?: { skills: TtlCache<readonly EnabledSkill[]>; actions: TtlCache<readonly ActionDefinition[]> },
 ): ProjectReads {
   const db = deps.store.db;
+  const skills = (projectId: string) => listEnabledSkills(db, projectId);
+  const actions = (projectId: string, log: FastifyBaseLogger) =>
+    loadEnabledActions(db, secretBox(deps.config), projectId, (actionId, err) =>
+      log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
+    );
+  if (!caches) return { skills, actions };
   return {
-    async skills(projectId) {
-      const cached = caches?.skills.get(projectId);
-      if (cached) return cached;
-      // Taken before the read: what was read before an admin write cleared the cache is not kept.
-      const epoch = caches?.skills.epoch;
-      const skills = await listEnabledSkills(db, projectId);
-      caches?.skills.set(projectId, skills, epoch);
-      return skills;
-    },
-    async actions(projectId, log) {
-      const cached = caches?.actions.get(projectId);
-      if (cached) return cached;
-      const epoch = caches?.actions.epoch;
-      const actions = await loadEnabledActions(db, secretBox(deps.config), projectId, (actionId, err) =>
-        log.error({ actionId, err: (err as Error).message }, 'action left out: its secret headers cannot be decrypted'),
-      );
-      caches?.actions.set(projectId, actions, epoch);
-      return actions;
-    },
+    skills: async (projectId) => caches.skills.getOrLoad(projectId, () => skills(projectId)),
+    actions: async (projectId, log) => caches.actions.getOrLoad(projectId, () => actions(projectId, log)),
   };
 }

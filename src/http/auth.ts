@@ -173,14 +173,11 @@ function resolveCaller(
   const kind = keyKind(key);
   if (!kind || (required === 'admin' && kind !== 'secret')) return null;
   // Unknown keys are not cached, so random keys cannot crowd real ones out.
-  const cached = owners.get(key);
-  if (cached) return { type: 'key', owner: cached };
-  const epoch = owners.epoch;
-  return findKeyOwner(app.deps.store.db, key).then((owner) => {
-    if (owner) owners.set(key, owner, epoch);
-    return owner ? { type: 'key', owner } : null;
-  });
+  const owner = owners.getOrLoad(key, () => findKeyOwner(app.deps.store.db, key));
+  return owner instanceof Promise ? owner.then(keyCaller) : keyCaller(owner);
 }
+
+const keyCaller = (owner: KeyOwner | null): Caller | null => (owner ? { type: 'key', owner } : null);
 
 function checkOrigin(request: FastifyRequest, owner: KeyOwner): void {
   const allowed = owner.project.settings.allowedOrigins;

@@ -23,21 +23,27 @@ export class TtlCache<V> {
     return entry.value;
   }
 
-  /**
-   * Changes with every clear(). A loader takes it before reading and hands it to set(): a value read
-   * before an admin write cleared the cache must not be stored after the clear, or the node would
-   * serve the old value for a whole TTL.
-   */
-  get epoch(): number {
-    return this.clears;
-  }
-
-  set(key: string, value: V, epoch?: number): void {
+  set(key: string, value: V): void {
     if (this.ttlMs <= 0) return;
-    if (epoch !== undefined && epoch !== this.clears) return;
     // Oldest first out: a Map iterates in insertion order.
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
+  }
+
+  /**
+   * The cached value, returned as it is (no promise: the common case takes no trip through the
+   * microtask queue); on a miss, `load()`'s, kept unless it is null or a clear() came while it was
+   * read. A value read before an admin write cleared the cache must not be stored after the clear,
+   * or the node would serve the old value for a whole TTL.
+   */
+  getOrLoad<R extends V | null>(key: string, load: () => Promise<R>): V | Promise<R> {
+    const hit = this.get(key);
+    if (hit !== undefined) return hit;
+    const clears = this.clears;
+    return load().then((value) => {
+      if (value !== null && clears === this.clears) this.set(key, value);
+      return value;
+    });
   }
 
   clear(): void {

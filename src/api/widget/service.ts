@@ -40,17 +40,11 @@ export interface SerializedConfig {
  * the common case then takes no trip through the microtask queue.
  */
 export function widgetConfigSource(db: Db, cache: TtlCache<SerializedConfig>): (project: Project) => SerializedConfig | Promise<SerializedConfig> {
-  const load = async (project: Project, key: string) => {
-    const epoch = cache.epoch;
+  const load = async (project: Project) => {
     const body = Buffer.from(JSON.stringify(mergeWidgetConfig(project, await listAvailableSkills(db, project.id))));
-    const entry = { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
-    cache.set(key, entry, epoch);
-    return entry;
+    return { body, etag: `"${createHash('sha256').update(body).digest('base64url')}"` };
   };
-  return (project) => {
-    const key = `${project.id}:${project.updatedAt}`;
-    return cache.get(key) ?? load(project, key);
-  };
+  return (project) => cache.getOrLoad(`${project.id}:${project.updatedAt}`, () => load(project));
 }
 
 /**
