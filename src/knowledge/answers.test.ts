@@ -15,7 +15,24 @@ You can return any unworn item within 30 days of delivery for a full refund. Use
 
 ## Refund timing
 
-Refunds reach your original payment method within 5 business days after the parcel arrives at our warehouse.
+Refunds reach your original payment method within 5 business days after the parcel arrives at our
+warehouse.
+
+## Sending a parcel back
+
+To send a parcel back:
+
+1. Sign in and open Orders.
+2. Choose the order and click Start a return.
+3. Print the return label and tape it over the old address label.
+4. Hand the parcel to any post office.
+
+## Return postage
+
+| Country | Return postage | Drop-off |
+| --- | --- | --- |
+| Netherlands | free | post office |
+| Belgium | €5.95 | parcel shop |
 `;
 
 const SHIPPING = `# Shipping
@@ -117,6 +134,21 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
     expect(text).toMatch(/\[1\]$/);
     expect(text).not.toContain('[2]');
     expect(assistant.sources[0].sourceId).toBe(sourceIds[`${builtin.project.id}:returns`]);
+  });
+
+  it('the builtin model quotes a procedure from its first step, a wrapped sentence whole, and a table row with its columns', async () => {
+    // The best sentence is step 3; the answer starts at the line that introduces the steps.
+    const steps = streamedText((await ask(builtin, 'How do I print the return label?')).chunks);
+    expect(steps).toBe(
+      'To send a parcel back:\n1. Sign in and open Orders.\n2. Choose the order and click Start a return.\n' +
+        '3. Print the return label and tape it over the old address label.\n4. Hand the parcel to any post office. [1]',
+    );
+    // The source wraps this sentence over two lines; Markdown reads that as one sentence.
+    const refund = streamedText((await ask(builtin, 'When does the refund reach my payment method?')).chunks);
+    expect(refund).toContain('within 5 business days after the parcel arrives at our warehouse.');
+    // A row is quoted alone, each value named by its column.
+    const row = streamedText((await ask(builtin, 'What is the return postage from Belgium?')).chunks);
+    expect(row).toBe('Country: Belgium; Return postage: €5.95; Drop-off: parcel shop. [1]');
   });
 
   it('the builtin model cites a URL source with its link', async () => {

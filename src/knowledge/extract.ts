@@ -22,6 +22,18 @@ export function stripInline(text: string): string {
     .replace(/&#39;/g, "'");
 }
 
+/**
+ * A paragraph's line breaks as Markdown renders them: a plain line break inside a paragraph is a
+ * space (the source was wrapped at a width), so a sentence wrapped over two lines stays one sentence;
+ * a hard break (two trailing spaces or a backslash) stays a line break.
+ */
+function softBreaks(text: string): string {
+  return text
+    .split(/(?: {2,}|\\)\n/)
+    .map((line) => line.replace(/[ \t]*\n[ \t]*/g, ' '))
+    .join('\n');
+}
+
 function markdownBlocks(tokens: Token[], out: Block[]): void {
   for (const token of tokens) {
     switch (token.type) {
@@ -32,12 +44,12 @@ function markdownBlocks(tokens: Token[], out: Block[]): void {
       }
       case 'paragraph':
       case 'text':
-        out.push({ kind: 'text', text: stripInline((token as Tokens.Paragraph).text).trim() });
+        out.push({ kind: 'text', text: stripInline(softBreaks((token as Tokens.Paragraph).text)).trim() });
         break;
       case 'list': {
         const list = token as Tokens.List;
         const start = typeof list.start === 'number' ? list.start : 1;
-        const lines = list.items.map((item, i) => `${list.ordered ? `${start + i}.` : '-'} ${stripInline(item.text).replace(/\n+/g, ' ').trim()}`);
+        const lines = list.items.map((item, i) => `${list.ordered ? `${start + i}.` : '-'} ${stripInline(softBreaks(item.text)).replace(/\n+/g, ' ').trim()}`);
         out.push({ kind: 'list', text: lines.join('\n') });
         break;
       }

@@ -2,7 +2,7 @@ import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { HANDOFF_TOOL } from '../handoff-tool.js';
 import type { KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
-import { clip, humanize, keywords, sentences } from './text.js';
+import { clip, humanize, keywords, sentenceLines, type Sentence } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
 /**
@@ -139,27 +139,52 @@ function looksLikeTableRow(sentence: string): boolean {
 }
 
 /**
+ * Where an excerpt around the sentence `best` starts: at the sentence itself, or, when it is a step
+ * of a numbered procedure, at the procedure's first step (and the line introducing it, when that line
+ * ends with a colon), so "how do I…" gets the steps from the start rather than from the one that
+ * happens to name the question's words. Only when all of that fits in `room` characters.
+ */
+function excerptStart(list: Sentence[], prose: boolean[], best: number, room: number): number {
+  if (!list[best]!.step) return best;
+  let start = best;
+  while (start > 0 && prose[start - 1] && list[start - 1]!.step && list[start - 1]!.line >= list[start]!.line - 1) start--;
+  const intro = start - 1;
+  if (intro >= 0 && prose[intro] && !list[intro]!.step && list[intro]!.text.endsWith(':')) start = intro;
+  const length = list.slice(start, best + 1).reduce((n, s) => n + s.text.length + 1, 0);
+  return length <= room ? start : best;
+}
+
+/**
  * The sentence that covers the question best (its terms weighed by rarity), with the sentences
  * that follow it while they fit: the answer to "how do I…" usually continues after the sentence
- * that names the topic. Prose wins over code, commands and table rows; the excerpt stops where
- * they start. Null when the passage has no prose to quote.
+ * that names the topic; a step of a numbered procedure is quoted with the steps before it, and a
+ * table row alone, its values named by their columns. Prose wins over code, commands and table
+ * lines without a header; the excerpt stops where they start. Steps keep their lines. Null when the
+ * passage has nothing to quote.
  */
 function bestExcerpt(terms: WeightedTerm[], text: string): string | null {
-  const list = sentences(text);
+  const list = sentenceLines(text);
   if (list.length === 0) return null;
-  const prose = list.map((s) => !looksLikeCode(s) && !looksLikeTableRow(s) && keywords(s).length >= 3);
+  const prose = list.map((s) => (s.row || (!looksLikeCode(s.text) && !looksLikeTableRow(s.text))) && (s.step || keywords(s.text).length >= 3));
   if (!prose.some(Boolean)) return null;
   let best = -1;
   let bestScore = -1;
   list.forEach((s, i) => {
     if (!prose[i]) return;
-    const score = weightedCoverage(terms, new Set(keywords(s)));
+    const score = weightedCoverage(terms, new Set(keywords(s.text)));
     if (score > bestScore) {
       best = i;
       bestScore = score;
     }
   });
-  let out = list[best]!;
-  for (let i = best + 1; i < list.length && prose[i] && out.length + list[i]!.length + 1 <= MAX_PASSAGE_CHARS; i++) out += ` ${list[i]}`;
+  const start = excerptStart(list, prose, best, MAX_PASSAGE_CHARS);
+  let out = list[start]!.text;
+  for (let i = start + 1; i < list.length && (prose[i] || i <= best); i++) {
+    const s = list[i]!;
+    // A table row answers on its own; the rows after it are other cases.
+    if (i > best && s.row) break;
+    if (i > best && out.length + s.text.length + 1 > MAX_PASSAGE_CHARS) break;
+    out += s.step && s.line !== list[i - 1]!.line ? `\n${s.text}` : ` ${s.text}`;
+  }
   return clip(out, MAX_PASSAGE_CHARS);
 }

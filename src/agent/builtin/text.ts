@@ -55,13 +55,58 @@ export function coverage(query: string[], text: string[] | Set<string>): number 
   return hit / q.size;
 }
 
-/** Splits a passage into sentences, keeping list items and headings as their own lines. */
-export function sentences(text: string): string[] {
-  return text
-    .split(/\n+/)
-    .flatMap((line) => line.split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u))
-    .map((s) => s.replace(/^[\s#>*-]+/, '').trim())
-    .filter((s) => s.length > 0);
+/** A sentence of a passage and the line it is on (list items and headings are lines of their own). */
+export interface Sentence {
+  text: string;
+  /** Index of its line in the passage. */
+  line: number;
+  /** It is on a numbered list item's line ("1. …", "2) …"): a step of a procedure. */
+  step: boolean;
+  /** It is a table row, read with its header ("Zone: 2; Express: €14.95"). */
+  row: boolean;
+}
+
+const cellsOf = (line: string) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+const isTableLine = (line: string) => /^\s*\|.*\|\s*$/.test(line);
+const isSeparator = (line: string) => /^\s*\|(\s*:?-{3,}:?\s*\|)+\s*$/.test(line);
+
+/**
+ * A table's data row as one sentence that names each value's column, so a row can be quoted and
+ * read on its own: "Zone: 2; Countries: Belgium, Germany; Express: €14.95."
+ */
+function rowSentence(header: string[], line: string): string {
+  const cells = cellsOf(line);
+  const parts = cells.flatMap((cell, i) => (cell ? [header[i] ? `${header[i]}: ${cell}` : cell] : []));
+  const text = parts.join('; ');
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/**
+ * Splits a passage into sentences, keeping list items and headings as their own lines. A table
+ * with a header row gives one sentence per data row, each value named by its column; the header
+ * and separator lines give none.
+ */
+export function sentenceLines(text: string): Sentence[] {
+  const lines = text.split(/\n+/);
+  let header: string[] | null = null;
+  return lines.flatMap((line, i): Sentence[] => {
+    if (isTableLine(line)) {
+      if (isSeparator(line)) return [];
+      if (i + 1 < lines.length && isSeparator(lines[i + 1]!)) {
+        header = cellsOf(line);
+        return [];
+      }
+      if (header) return [{ text: rowSentence(header, line), line: i, step: false, row: true }];
+    } else header = null;
+    // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own.
+    const number = /^\s*(\d+[.)])\s+/.exec(line);
+    const body = number ? line.slice(number[0].length) : line;
+    return body
+      .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u)
+      .map((s) => s.replace(/^[\s#>*-]+/, '').trim())
+      .filter((s) => s.length > 0)
+      .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, line: i, step: number !== null, row: false }));
+  });
 }
 
 /** Cuts `text` at a word boundary so it is at most `max` characters, adding "…" when cut. */
