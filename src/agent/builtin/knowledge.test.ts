@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answerFromHits, DONT_KNOW, looksLikeCode } from './knowledge.js';
+import { answerFromHits, asksHow, DONT_KNOW, looksLikeCode } from './knowledge.js';
 
 const hit = (text: string, sourceId = 'ks_a', title = 'Identity') => ({
   chunkId: `chunk_${sourceId}`,
@@ -64,5 +64,17 @@ describe('builtin knowledge answers', () => {
     const answer = answerFromHits('When do parcels arrive?', hits, [{ forms: [['parcel']], weight: 2 }, { forms: [['arriv']], weight: 2 }]);
     expect(answer.sources.map((s) => s.sourceId)).toEqual(['ks_express', 'ks_std']);
     expect(answer.text.startsWith('Express parcels arrive')).toBe(true);
+  });
+
+  it('quotes a procedure from its first step for "how do I…", and only the step that answers a question of fact', () => {
+    const text = 'To send a parcel back:\n\n1. Sign in and open Orders.\n2. Choose the order.\n3. Tape the return label over the old address label.\n4. Hand the parcel to any post office.';
+    const terms = [{ forms: [['label']], weight: 3 }, { forms: [['address']], weight: 2 }];
+    expect(answerFromHits('How do I use the label?', [hit(text)], terms).text).toBe(
+      'To send a parcel back:\n1. Sign in and open Orders.\n2. Choose the order.\n3. Tape the return label over the old address label.\n4. Hand the parcel to any post office. [1]',
+    );
+    expect(answerFromHits('Does the label cover the address label?', [hit(text)], terms).text).toBe(
+      '3. Tape the return label over the old address label.\n4. Hand the parcel to any post office. [1]',
+    );
+    expect([asksHow('How can we export a table?'), asksHow('how to reset it'), asksHow('How long do I have?'), asksHow('How many workers run?')]).toEqual([true, true, false, false]);
   });
 });

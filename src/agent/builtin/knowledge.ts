@@ -112,7 +112,7 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   for (const s of scored) {
     if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
     if (used.size > 0 && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
-    const excerpt = bestExcerpt(terms, s.hit.text);
+    const excerpt = bestExcerpt(terms, s.hit.text, asksHow(question));
     if (!excerpt) continue;
     used.add(s.hit.sourceId);
     cited.push(sources.find((src) => src.sourceId === s.hit.sourceId)!);
@@ -139,6 +139,14 @@ function looksLikeTableRow(sentence: string): boolean {
 }
 
 /**
+ * Whether a question asks how to do something ("how do I…", "how can we…", "how to…"), which a
+ * procedure answers from its first step; "how many", "how long" and the like ask for a fact.
+ */
+export function asksHow(question: string): boolean {
+  return /\bhow\b(?!\s+(?:many|much|long|often|big|large|small|fast|slow|old|far|soon|late|early)\b)/i.test(question);
+}
+
+/**
  * Where an excerpt around the sentence `best` starts: at the sentence itself, or, when it is a step
  * of a numbered procedure, at the procedure's first step (and the line introducing it, when that line
  * ends with a colon), so "how do I…" gets the steps from the start rather than from the one that
@@ -162,7 +170,7 @@ function excerptStart(list: Sentence[], prose: boolean[], best: number, room: nu
  * lines without a header; the excerpt stops where they start. Steps keep their lines. Null when the
  * passage has nothing to quote.
  */
-function bestExcerpt(terms: WeightedTerm[], text: string): string | null {
+function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): string | null {
   const list = sentenceLines(text);
   if (list.length === 0) return null;
   const prose = list.map((s) => (s.row || (!looksLikeCode(s.text) && !looksLikeTableRow(s.text))) && (s.step || keywords(s.text).length >= 3));
@@ -177,7 +185,7 @@ function bestExcerpt(terms: WeightedTerm[], text: string): string | null {
       bestScore = score;
     }
   });
-  const start = excerptStart(list, prose, best, MAX_PASSAGE_CHARS);
+  const start = procedure ? excerptStart(list, prose, best, MAX_PASSAGE_CHARS) : best;
   let out = list[start]!.text;
   for (let i = start + 1; i < list.length && (prose[i] || i <= best); i++) {
     const s = list[i]!;
