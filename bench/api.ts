@@ -21,6 +21,7 @@ export async function run(): Promise<void> {
   try {
     // Warm-up, so JIT and caches settle before the measured runs.
     await load('warm-up', `${base}/widget/config`, { headers, duration: 2 });
+    await load('warm-up', `http://127.0.0.1:${bare.info.port}/`, { duration: 1 });
     await load('warm-up', `http://127.0.0.1:${fastify.info.port}/`, { duration: 1 });
     const rows = [
       await load('bare node:http (same JSON)', `http://127.0.0.1:${bare.info.port}/`, { duration, server: bare }),
