@@ -17,7 +17,7 @@ import { registerOpenApi } from './http/openapi.js';
 import { ServiceUnavailable } from './lib/errors.js';
 import { base62 } from './lib/ids.js';
 import { serializeError } from './lib/log-error.js';
-import { TickBatchedLines } from './lib/tick-batched-lines.js';
+import { TickBatchedLines, type LineSink } from './lib/tick-batched-lines.js';
 import { CacheGroup } from './lib/ttl-cache.js';
 import { routes } from './routes.js';
 
@@ -63,11 +63,14 @@ function reportInfrastructure(app: FastifyInstance, deps: AppDeps): void {
 
 /**
  * Where log lines go: JSON, one object a line, for whatever collects them; or, for a person at a
- * terminal (LOG_FORMAT=pretty, or auto with stdout a TTY), pino-pretty's readable lines. JSON writes
- * are buffered and asynchronous: a synchronous write per line cost about a third of the throughput
- * of a cheap endpoint (npm run bench api). The lines of one turn of the event loop go out as one
- * write at the end of that turn (src/lib/tick-batched-lines.ts): a write per line, each a trip
- * through libuv's thread pool, cost about a tenth of the widget config's CPU on a busy machine.
+ * terminal (LOG_FORMAT=pretty, or auto with stdout a TTY), pino-pretty's readable lines. The JSON
+ * lines of one turn of the event loop go out as one write at the end of that turn
+ * (src/lib/tick-batched-lines.ts): a synchronous write per line cost about a third of the
+ * throughput of a cheap endpoint (npm run bench api). That one write is synchronous, as pino's own
+ * default destination is: an asynchronous write is a trip through libuv's thread pool and back,
+ * which cost more CPU than the write itself (a few µs for a turn's lines) and varied with the
+ * machine's load; it also kept lines in memory, without bound, while the thread pool was behind.
+ * A collector that stops reading stdout now slows the node down instead of filling its memory.
  * Lines are not held back any longer to gather larger writes: a line waiting in a buffer is late
  * for whoever tails the log and lost if the process is killed. Both forms are flushed on shutdown
  * and at exit.
@@ -76,8 +79,9 @@ export function logDestination(format: Config['LOG_FORMAT'], terminal = process.
   if (format === 'pretty' || (format === 'auto' && terminal)) {
     return pretty({ colorize: terminal, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   }
-  const lines = new TickBatchedLines(pino.destination({ dest: 1, sync: false }));
-  // pino flushes its own destination at exit; the lines of the last turn are handed to it here.
+  // SonicBoom's type declarations know only text writes; in buffer mode its write takes a Buffer.
+  const lines = new TickBatchedLines(pino.destination({ dest: 1, sync: true, contentMode: 'buffer' }) as unknown as LineSink);
+  // The lines of the last turn are handed over (and written) at exit.
   process.once('exit', () => {
     try {
       lines.flushSync();
