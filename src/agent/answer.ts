@@ -31,6 +31,11 @@ import { buildTools, toolFactories, type AgentDeps, type ToolContext, type ToolF
 export const MAX_STEPS = 6;
 /** How long storing a finished answer is retried while the database is unavailable. */
 const STORE_RETRY_MS = 30_000;
+/**
+ * Why an answer's signal is aborted once it has ended (for anything it left running). One shared
+ * reason: `abort()` without one builds a DOMException, and its stack trace, per answer.
+ */
+const ANSWER_ENDED = new Error('The answer has ended');
 
 export interface AnswerRequest {
   deps: AgentDeps;
@@ -182,7 +187,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     finished = true;
     clearTimeout(deadline);
     req.abortSignal?.removeEventListener('abort', stop);
-    done.abort();
+    done.abort(ANSWER_ENDED);
     if (outcome?.status === 'failed') failed = true;
     const total = sumUsage(usage);
     req.onFinished?.({ model: spec, usage: total, outcome: answerOutcome(responseMessage.parts, failed, reported) });
