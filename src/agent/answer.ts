@@ -260,20 +260,24 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       experimental_telemetry: deps.tracing
         ? { isEnabled: true, tracer: deps.tracing.tracer, recordInputs: false, recordOutputs: false, functionId: 'answer' }
         : undefined,
-      onStepFinish: (step) => {
+      onStepFinish(step) {
         usage.push(step.usage);
         reported = reportedOutcome(step.providerMetadata) ?? reported;
       },
       // Errors are reported (once) through toUIMessageStream's onError below.
-      onError: () => {},
+      onError() {},
     });
     // The only reader of the model's stream: no consumeStream() (it would tee the stream and add a
     // second chain of stages per answer). The HTTP layer reads this stream to its end whatever the
     // client does, which runs the answer to its end.
     return result.toUIMessageStream({
       sendSources: true,
-      generateMessageId: () => req.assistantMessageId,
-      messageMetadata: ({ part }) => (part.type === 'start' ? { conversationId: conversation.id } : undefined),
+      generateMessageId() {
+        return req.assistantMessageId;
+      },
+      messageMetadata({ part }) {
+        return part.type === 'start' ? { conversationId: conversation.id } : undefined;
+      },
       onError,
       onFinish,
     });
@@ -281,8 +285,10 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     // Setting up failed (model configuration, database): the AI SDK's own stream carries the error.
     return createUIMessageStream<UIMessage>({
       onError,
-      generateId: () => req.assistantMessageId,
-      execute: () => {
+      generateId() {
+        return req.assistantMessageId;
+      },
+      execute() {
         throw error;
       },
       onFinish,
@@ -328,16 +334,20 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
     out.close();
   };
   const readable = new ReadableStream<Part>({
-    start: (controller) => void (out = controller),
+    start(controller) {
+      out = controller;
+    },
     pull: wake,
-    cancel: (reason) => {
+    cancel(reason) {
       ended = true;
       input.error(reason);
       wake();
     },
   });
   const writable = new WritableStream<Part>({
-    start: (controller) => void (input = controller),
+    start(controller) {
+      input = controller;
+    },
     write(part): Promise<void> | undefined {
       if (ended) return;
       if (part.type === 'abort') {
@@ -363,8 +373,12 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
       // Waits only while the readable side is full: most writes return at once, without a promise of their own.
       if ((out.desiredSize ?? 1) <= 0 && !ended) return new Promise<void>((r) => (resume = r));
     },
-    close: () => end(),
-    abort: (reason) => end({ type: 'error', error: reason }),
+    close() {
+      end();
+    },
+    abort(reason) {
+      end({ type: 'error', error: reason });
+    },
   });
   return { readable, writable } as unknown as TransformStream<Part, Part>;
 };

@@ -49,8 +49,12 @@ export async function sendAnswerStream(
   let client!: ReadableStreamDefaultController<UIMessageChunk>;
   const toClient = new ReadableStream<UIMessageChunk>(
     {
-      start: (controller) => void (client = controller),
-      cancel: () => void (clientGone = true),
+      start(controller) {
+        client = controller;
+      },
+      cancel() {
+        clientGone = true;
+      },
     },
     { highWaterMark: 16 },
   );
