@@ -31,6 +31,11 @@ import { buildTools, toolFactories, type AgentDeps, type ToolContext, type ToolF
 export const MAX_STEPS = 6;
 /** How long storing a finished answer is retried while the database is unavailable. */
 const STORE_RETRY_MS = 30_000;
+/**
+ * Why an answer's signal is aborted once it has ended (for anything it left running). One shared
+ * reason: `abort()` without one builds a DOMException, and its stack trace, per answer.
+ */
+const ANSWER_ENDED = new Error('The answer has ended');
 
 export interface AnswerRequest {
   deps: AgentDeps;
@@ -182,7 +187,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     finished = true;
     clearTimeout(deadline);
     req.abortSignal?.removeEventListener('abort', stop);
-    done.abort();
+    done.abort(ANSWER_ENDED);
     if (outcome?.status === 'failed') failed = true;
     const total = sumUsage(usage);
     req.onFinished?.({ model: spec, usage: total, outcome: answerOutcome(responseMessage.parts, failed, reported) });
@@ -255,20 +260,24 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       experimental_telemetry: deps.tracing
         ? { isEnabled: true, tracer: deps.tracing.tracer, recordInputs: false, recordOutputs: false, functionId: 'answer' }
         : undefined,
-      onStepFinish: (step) => {
+      onStepFinish(step) {
         usage.push(step.usage);
         reported = reportedOutcome(step.providerMetadata) ?? reported;
       },
       // Errors are reported (once) through toUIMessageStream's onError below.
-      onError: () => {},
+      onError() {},
     });
     // The only reader of the model's stream: no consumeStream() (it would tee the stream and add a
     // second chain of stages per answer). The HTTP layer reads this stream to its end whatever the
     // client does, which runs the answer to its end.
     return result.toUIMessageStream({
       sendSources: true,
-      generateMessageId: () => req.assistantMessageId,
-      messageMetadata: ({ part }) => (part.type === 'start' ? { conversationId: conversation.id } : undefined),
+      generateMessageId() {
+        return req.assistantMessageId;
+      },
+      messageMetadata({ part }) {
+        return part.type === 'start' ? { conversationId: conversation.id } : undefined;
+      },
       onError,
       onFinish,
     });
@@ -276,8 +285,10 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
     // Setting up failed (model configuration, database): the AI SDK's own stream carries the error.
     return createUIMessageStream<UIMessage>({
       onError,
-      generateId: () => req.assistantMessageId,
-      execute: () => {
+      generateId() {
+        return req.assistantMessageId;
+      },
+      execute() {
         throw error;
       },
       onFinish,
@@ -323,16 +334,20 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
     out.close();
   };
   const readable = new ReadableStream<Part>({
-    start: (controller) => void (out = controller),
+    start(controller) {
+      out = controller;
+    },
     pull: wake,
-    cancel: (reason) => {
+    cancel(reason) {
       ended = true;
       input.error(reason);
       wake();
     },
   });
   const writable = new WritableStream<Part>({
-    start: (controller) => void (input = controller),
+    start(controller) {
+      input = controller;
+    },
     write(part): Promise<void> | undefined {
       if (ended) return;
       if (part.type === 'abort') {
@@ -358,8 +373,12 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
       // Waits only while the readable side is full: most writes return at once, without a promise of their own.
       if ((out.desiredSize ?? 1) <= 0 && !ended) return new Promise<void>((r) => (resume = r));
     },
-    close: () => end(),
-    abort: (reason) => end({ type: 'error', error: reason }),
+    close() {
+      end();
+    },
+    abort(reason) {
+      end({ type: 'error', error: reason });
+    },
   });
   return { readable, writable } as unknown as TransformStream<Part, Part>;
 };

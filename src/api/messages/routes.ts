@@ -103,14 +103,15 @@ export const messageRoutes: FastifyPluginAsyncZod = async (app) => {
         abortSignal: slot.signal,
         requestId: request.id,
         onFinished: answerMetrics ? (summary) => answerMetrics.finished(owner.project.id, summary) : undefined,
-        onSettled: (stored) =>
-          accepted
+        onSettled(stored) {
+          return accepted
             .release()
             .finally(() => {
               slot.release();
               streamClosed();
             })
-            .then(() => afterAnswer(app.deps, owner.project, accepted.conversation, accepted.assistantMessageId, request.log, stored)),
+            .then(() => afterAnswer(app.deps, owner.project, accepted.conversation, accepted.assistantMessageId, request.log, stored));
+        },
       });
       await sendAnswerStream(reply, answer, {
         keepAliveMs: app.deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS,
