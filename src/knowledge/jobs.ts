@@ -1,9 +1,10 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { base62, newId, now } from '../lib/ids.js';
+import { sql, type Kysely } from 'kysely';
+import { base62, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
 import { withoutFlushWait } from '../store/commit.js';
+import { claimJob, switchGeneration, type JobRow, type SourceRow } from './job-store.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -45,39 +46,7 @@ export interface KnowledgeWorker {
   stop(): Promise<void>;
 }
 
-/** Queues an ingestion of `sourceId` into a fresh generation. Runs inside the caller's transaction. */
-export async function enqueueIngestion(db: Kysely<Database> | Transaction<Database>, sourceId: string, projectId: string): Promise<void> {
-  const at = now();
-  await db
-    .insertInto('knowledge_jobs')
-    .values({
-      id: newId('job'),
-      source_id: sourceId,
-      project_id: projectId,
-      generation: `gen_${base62(16)}`,
-      status: 'queued',
-      attempts: 0,
-      lease_owner: null,
-      lease_until: null,
-      error: null,
-      created_at: at,
-      updated_at: at,
-    })
-    .execute();
-}
-
-/**
- * Jobs waiting for a worker on any node: queued, or running under a lease that has run out (their
- * node died). Read at scrape time for the queue-depth gauge.
- */
-export async function waitingJobCount(db: Kysely<Database>): Promise<number> {
-  const row = await db
-    .selectFrom('knowledge_jobs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where(claimable(now()))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+export { enqueueIngestion, waitingJobCount } from './job-store.js';
 
 /** Whether an ingestion of the source is queued or running. */
 export async function ingestionPending(db: Kysely<Database>, sourceId: string): Promise<boolean> {
@@ -90,55 +59,7 @@ export async function ingestionPending(db: Kysely<Database>, sourceId: string): 
   return active !== undefined;
 }
 
-const claimable = (at: string) =>
-  sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
-
-/**
- * Claimable, and no other job of the same source runs under a live lease: two generations of one
- * source written at once would each delete the other's chunks at their switch. A re-sync queued
- * while its source is being ingested waits for that job to end.
- */
-const claimableNow = (at: string) =>
-  sql<boolean>`(${claimable(at)} and not exists (
-    select 1 from knowledge_jobs other
-    where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id
-      and other.status = 'running' and other.lease_until >= ${at}))`;
-
-/**
- * Claims the oldest claimable job: queued, or running under a lease that has run out (its node
- * died). The claim is a conditional UPDATE that re-checks the condition on the row itself, so when
- * two nodes race for one job exactly one update matches; the other moves on to the next candidate.
- */
-async function claim(db: Kysely<Database>, owner: string, leaseMs: number) {
-  const at = now();
-  const candidates = await db
-    .selectFrom('knowledge_jobs')
-    .select('id')
-    .where(claimableNow(at))
-    .orderBy('created_at')
-    .limit(5)
-    .execute();
-  for (const { id } of candidates) {
-    const job = await db
-      .updateTable('knowledge_jobs')
-      .set({
-        status: 'running',
-        lease_owner: owner,
-        lease_until: new Date(Date.now() + leaseMs).toISOString(),
-        attempts: sql`attempts + 1`,
-        updated_at: at,
-      })
-      .where('id', '=', id)
-      .where(claimableNow(at))
-      .where(withoutFlushWait(db))
-      .returningAll()
-      .executeTakeFirst();
-    if (job) return job;
-  }
-  return null;
-}
-
-type Job = NonNullable<Awaited<ReturnType<typeof claim>>>;
+type Job = JobRow;
 
 async function failSource(db: Kysely<Database>, job: Job, reason: string): Promise<void> {
   const at = now();
@@ -187,33 +108,16 @@ async function requeue(db: Kysely<Database>, job: Job, owner: string): Promise<v
 async function runJob(
   deps: KnowledgeDeps,
   job: Job,
+  source: SourceRow,
   owner: string,
   options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions,
   stopping: AbortSignal,
 ): Promise<JobOutcome> {
   const db = deps.store.db;
   if (job.attempts > MAX_ATTEMPTS) {
-    const exists = await db.selectFrom('knowledge_sources').select('id').where('id', '=', job.source_id).executeTakeFirst();
-    if (!exists) return 'done'; // deleted meanwhile: the cascade removed the job as well
     await failSource(db, job, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
     return 'failed';
   }
-  // A stored document is one page, known before it is read; a crawl learns its total as it goes.
-  const source = await db
-    .updateTable('knowledge_sources')
-    .set({
-      status: 'processing',
-      error: null,
-      pages_done: 0,
-      pages_total: sql<number | null>`case when type in ('url', 'sitemap') then null else 1 end`,
-      chunks_done: 0,
-      updated_at: now(),
-    })
-    .where('id', '=', job.source_id)
-    .where(withoutFlushWait(db))
-    .returningAll()
-    .executeTakeFirst();
-  if (!source) return 'done'; // deleted meanwhile: the cascade removed the job as well
   options.log?.info({ jobId: job.id, sourceId: source.id, worker: owner, attempt: job.attempts }, 'knowledge job claimed');
 
   const abort = new AbortController();
@@ -259,46 +163,41 @@ async function runJob(
     });
     clearInterval(heartbeat);
     const at = now();
-    await db.transaction().execute(async (trx) => {
-      const done = await trx
-        .updateTable('knowledge_jobs')
-        .set({ status: 'done', lease_until: null, error: null, updated_at: at })
-        .where('id', '=', job.id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      if (Number(done.numUpdatedRows) === 0) throw new Error('lease lost');
-      // The switch: from here on searches see the new generation and only it.
-      await trx
-        .updateTable('knowledge_sources')
-        .set({
-          status: 'ready',
-          error: result.failures.length ? `${result.failures.length} page(s) skipped; first: ${result.failures[0]!.url}: ${result.failures[0]!.reason}` : null,
-          generation: job.generation,
-          chunk_count: result.chunks,
-          pages_done: latest.pagesDone,
-          pages_total: latest.pagesTotal,
-          chunks_done: latest.chunksDone,
-          title: source.title ?? result.firstTitle,
-          synced_at: at,
-          updated_at: at,
-        })
-        .where('id', '=', source.id)
-        .execute();
-      await trx.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '!=', job.generation).execute();
-      await enqueueEvent(trx, source.project_id, 'knowledge.source.ready', {
-        source: {
-          id: source.id,
-          projectId: source.project_id,
-          type: source.type,
-          title: source.title ?? result.firstTitle,
-          url: source.url,
-          status: 'ready',
-          chunkCount: result.chunks,
-          pagesSkipped: result.failures.length,
-          syncedAt: at,
+    const title = source.title ?? result.firstTitle;
+    const switched = await switchGeneration(
+      db,
+      job,
+      owner,
+      {
+        status: 'ready',
+        error: result.failures.length ? `${result.failures.length} page(s) skipped; first: ${result.failures[0]!.url}: ${result.failures[0]!.reason}` : null,
+        generation: job.generation,
+        chunk_count: result.chunks,
+        pages_done: latest.pagesDone,
+        pages_total: latest.pagesTotal,
+        chunks_done: latest.chunksDone,
+        title,
+        synced_at: at,
+        updated_at: at,
+      },
+      {
+        projectId: source.project_id,
+        data: {
+          source: {
+            id: source.id,
+            projectId: source.project_id,
+            type: source.type,
+            title,
+            url: source.url,
+            status: 'ready',
+            chunkCount: result.chunks,
+            pagesSkipped: result.failures.length,
+            syncedAt: at,
+          },
         },
-      });
-    });
+      },
+    );
+    if (!switched) throw new Error('lease lost');
     // This node's searches learn the new content at once; other nodes within seconds (see search/index.ts).
     runtime.search.forget(source.project_id);
     return 'done';
@@ -347,9 +246,9 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
   };
   const unsubscribe = deps.knowledge.jobQueued.subscribe(wake);
   const active = new Set<Promise<void>>();
-  const start = (job: Job) => {
+  const start = ({ job, source }: { job: Job; source: SourceRow }) => {
     const started = performance.now();
-    const done: Promise<void> = runJob(deps, job, owner, opts, stopping.signal)
+    const done: Promise<void> = runJob(deps, job, source, owner, opts, stopping.signal)
       .then(
         (outcome) => opts.onJobFinished?.(outcome, (performance.now() - started) / 1000),
         (err) => {
@@ -372,10 +271,10 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
       await setImmediate();
       if (active.size < concurrency) {
         try {
-          const job = await claim(deps.store.db, owner, opts.leaseMs);
+          const claimed = await claimJob(deps.store.db, owner, opts.leaseMs);
           databaseDown = false;
-          if (job && running) {
-            start(job);
+          if (claimed && running) {
+            start(claimed);
             // With one slot, the job is run to its end before the queue is read again.
             if (active.size >= concurrency) await Promise.race(active);
             continue;

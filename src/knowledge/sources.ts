@@ -3,6 +3,7 @@ import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { stripNul } from '../lib/nul.js';
 import type { Database, KnowledgeSourcesTable } from '../store/schema.js';
+import { insertSourceWithJob } from './job-store.js';
 import { enqueueIngestion, ingestionPending } from './jobs.js';
 import type { KnowledgeDeps } from './runtime.js';
 import type { KnowledgeHit, SourceType } from './types.js';
@@ -47,10 +48,7 @@ export async function createSource(deps: KnowledgeDeps, projectId: string, input
     created_at: at,
     updated_at: at,
   };
-  await deps.store.db.transaction().execute(async (trx) => {
-    await trx.insertInto('knowledge_sources').values(row).execute();
-    await enqueueIngestion(trx, row.id, projectId);
-  });
+  await insertSourceWithJob(deps.store.db, row);
   deps.knowledge.jobQueued.notify();
   return row;
 }

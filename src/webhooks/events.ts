@@ -35,13 +35,22 @@ export function takesEvent(filter: string | null, type: string): boolean {
  * indexed read and stores nothing. Returns the event id (`webhook-id`), or null when nothing took it.
  */
 export async function enqueueEvent(db: Db, projectId: string, type: WebhookEventType, data: Record<string, unknown>): Promise<string | null> {
+  const targets = await eventTargets(db, projectId, type);
+  if (targets.length === 0) return null;
+  return (await insertEvent(db, projectId, type, data, targets)).eventId;
+}
+
+/**
+ * The ids of the project's enabled endpoints that take `type`. A writer that needs no transaction
+ * of its own when nobody listens (the ingestion's switch of generations) reads this first and
+ * calls enqueueEvent in a transaction only when the list is not empty.
+ */
+export async function eventTargets(db: Db, projectId: string, type: WebhookEventType): Promise<string[]> {
   // SQL text: it runs in the transaction of every message stored, and building and compiling the
   // query cost more than running it.
   const { rows: endpoints } = await sql<{ id: string; events: string | null }>`
     select id, events from webhook_endpoints where project_id = ${projectId} and enabled = 1`.execute(db);
-  const targets = endpoints.filter((e) => takesEvent(e.events, type));
-  if (targets.length === 0) return null;
-  return (await insertEvent(db, projectId, type, data, targets.map((t) => t.id))).eventId;
+  return endpoints.filter((e) => takesEvent(e.events, type)).map((e) => e.id);
 }
 
 /** Stores an event and its pending deliveries to `endpointIds`, due now. */

@@ -1,0 +1,205 @@
+import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { base62, newId, now } from '../lib/ids.js';
+import { withoutFlushWait } from '../store/commit.js';
+import type { Database, KnowledgeJobsTable, KnowledgeSourcesTable } from '../store/schema.js';
+import { enqueueEvent, eventTargets } from '../webhooks/events.js';
+
+/**
+ * The job queue's statements, in the two forms of the store. On PostgreSQL each step of a job is one
+ * statement that commits on its own (data-modifying CTEs), because a one-page source is mostly
+ * round trips: what took fifteen statements per source (four of them BEGIN and COMMIT) takes five.
+ * On SQLite, whose driver answers synchronously and whose commits do not wait for the disk, a
+ * statement costs microseconds: there the same steps are the plain statements in a transaction.
+ */
+
+export type JobRow = Selectable<KnowledgeJobsTable>;
+export type SourceRow = Selectable<KnowledgeSourcesTable>;
+type Db = Kysely<Database>;
+
+const onSqlite = (db: Kysely<Database> | Transaction<Database>) => db.getExecutor().adapter instanceof SqliteAdapter;
+
+/** A new job's row: queued, into a fresh generation. */
+function newJob(sourceId: string, projectId: string, at: string): JobRow {
+  return {
+    id: newId('job'),
+    source_id: sourceId,
+    project_id: projectId,
+    generation: `gen_${base62(16)}`,
+    status: 'queued',
+    attempts: 0,
+    lease_owner: null,
+    lease_until: null,
+    error: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/** Queues an ingestion of `sourceId` into a fresh generation. Runs inside the caller's transaction. */
+export async function enqueueIngestion(db: Kysely<Database> | Transaction<Database>, sourceId: string, projectId: string): Promise<void> {
+  await db.insertInto('knowledge_jobs').values(newJob(sourceId, projectId, now())).execute();
+}
+
+/**
+ * Stores a new source and queues its ingestion, atomically. PostgreSQL: one statement (the source's
+ * INSERT in a CTE), one round trip and one commit, which waits for the disk: the caller is told the
+ * source exists. SQLite: the two INSERTs in a transaction.
+ */
+export async function insertSourceWithJob(db: Db, row: SourceRow): Promise<void> {
+  const job = newJob(row.id, row.project_id, row.created_at);
+  if (onSqlite(db)) {
+    await db.transaction().execute(async (trx) => {
+      await trx.insertInto('knowledge_sources').values(row).execute();
+      await trx.insertInto('knowledge_jobs').values(job).execute();
+    });
+    return;
+  }
+  await db
+    .with('source', (q) => q.insertInto('knowledge_sources').values(row).returning('id'))
+    .insertInto('knowledge_jobs')
+    .columns(['id', 'source_id', 'project_id', 'generation', 'status', 'attempts', 'created_at', 'updated_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('source')
+        .select([
+          eb.val(job.id).as('id'),
+          'source.id as source_id',
+          eb.val(job.project_id).as('project_id'),
+          eb.val(job.generation).as('generation'),
+          eb.val(job.status).as('status'),
+          eb.val(job.attempts).as('attempts'),
+          eb.val(job.created_at).as('created_at'),
+          eb.val(job.updated_at).as('updated_at'),
+        ]),
+    )
+    .execute();
+}
+
+const claimable = (at: string) =>
+  sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
+
+/**
+ * Claimable, and no other job of the same source runs under a live lease: two generations of one
+ * source written at once would each delete the other's chunks at their switch. A re-sync queued
+ * while its source is being ingested waits for that job to end.
+ */
+export const claimableNow = (at: string) =>
+  sql<boolean>`(${claimable(at)} and not exists (
+    select 1 from knowledge_jobs other
+    where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id
+      and other.status = 'running' and other.lease_until >= ${at}))`;
+
+/** Jobs waiting for a worker on any node: queued, or running under a lease that has run out. */
+export async function waitingJobCount(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('knowledge_jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where(claimable(now()))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The source's row as a job starts on it. A stored document is one page, known before it is read; a crawl learns its total as it goes. */
+const started = (at: string) => ({
+  status: 'processing' as const,
+  error: null,
+  pages_done: 0,
+  pages_total: sql<number | null>`case when type in ('url', 'sitemap') then null else 1 end`,
+  chunks_done: 0,
+  updated_at: at,
+});
+
+/**
+ * Claims the oldest claimable job (queued, or running under a lease that has run out: its node
+ * died) and marks its source as processing; returns both, the source with its payload. Exactly one
+ * node gets a job: the claim is a conditional UPDATE that re-checks the condition on the row it
+ * locked. Neither commit waits for the disk (a lost claim is redone when its lease runs out).
+ *
+ * PostgreSQL: one statement. Its candidate is picked `for update skip locked`, so workers claiming
+ * at the same moment take different jobs instead of queueing on the same row. SQLite: up to five
+ * candidates are tried in turn, then the source is updated.
+ */
+export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<{ job: JobRow; source: SourceRow } | null> {
+  const at = now();
+  const lease = { status: 'running' as const, lease_owner: owner, lease_until: new Date(Date.now() + leaseMs).toISOString(), attempts: sql<number>`attempts + 1`, updated_at: at };
+  if (!onSqlite(db)) {
+    const { rows } = await sql<SourceRow & { job: JobRow }>`
+      with job as (
+        update knowledge_jobs set status = ${lease.status}, lease_owner = ${lease.lease_owner}, lease_until = ${lease.lease_until},
+          attempts = attempts + 1, updated_at = ${at}
+        where id = (select id from knowledge_jobs where ${claimableNow(at)} order by created_at limit 1 for update skip locked)
+          and ${claimableNow(at)} and ${withoutFlushWait(db)}
+        returning *)
+      update knowledge_sources set status = 'processing', error = null, pages_done = 0,
+        pages_total = case when type in ('url', 'sitemap') then null else 1 end, chunks_done = 0, updated_at = ${at}
+      from job where knowledge_sources.id = job.source_id
+      returning knowledge_sources.*, row_to_json(job) as job`.execute(db);
+    const row = rows[0];
+    if (!row) return null;
+    const { job, ...source } = row;
+    return { job, source };
+  }
+  const candidates = await db.selectFrom('knowledge_jobs').select('id').where(claimableNow(at)).orderBy('created_at').limit(5).execute();
+  for (const { id } of candidates) {
+    const job = await db.updateTable('knowledge_jobs').set(lease).where('id', '=', id).where(claimableNow(at)).returningAll().executeTakeFirst();
+    if (!job) continue;
+    const source = await db.updateTable('knowledge_sources').set(started(at)).where('id', '=', job.source_id).returningAll().executeTakeFirst();
+    // Deleted meanwhile: the cascade removed the job as well.
+    return source ? { job, source } : null;
+  }
+  return null;
+}
+
+/** The event a switch of generations puts in the webhook outbox. */
+export interface SwitchEvent {
+  projectId: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The switch of generations, atomically: marks the job done (only while `owner` holds it), makes
+ * its generation the source's visible one with the final counts in `shown`, deletes every other
+ * generation's chunks, and queues the `knowledge.source.ready` event. Returns false when the job
+ * was no longer this owner's (lease lost); then nothing changed. Its commit waits for the disk: a
+ * source reported ready survives a crash, and so does every earlier write of the job.
+ *
+ * PostgreSQL, when no webhook endpoint of the project takes the event (read just before): one
+ * statement. Otherwise, and on SQLite, a transaction.
+ */
+export async function switchGeneration(db: Db, job: JobRow, owner: string, shown: Updateable<KnowledgeSourcesTable>, event: SwitchEvent): Promise<boolean> {
+  const at = shown.updated_at ?? now();
+  const done = { status: 'done' as const, lease_until: null, error: null, updated_at: at };
+  if (!onSqlite(db) && (await eventTargets(db, event.projectId, 'knowledge.source.ready')).length === 0) {
+    const rows = await db
+      .with('done', (q) => q.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).returning('id'))
+      .with('shown', (q) =>
+        q
+          .updateTable('knowledge_sources')
+          .set(shown)
+          .where('id', '=', job.source_id)
+          .where((eb) => eb.exists(eb.selectFrom('done').select('done.id')))
+          .returning('knowledge_sources.id'),
+      )
+      .with('old', (q) =>
+        q
+          .deleteFrom('knowledge_chunks')
+          .where('source_id', '=', job.source_id)
+          .where('generation', '!=', job.generation)
+          .where((eb) => eb.exists(eb.selectFrom('done').select('done.id')))
+          .returning('knowledge_chunks.rowid'),
+      )
+      .selectFrom('done')
+      .select('done.id')
+      .execute();
+    return rows.length > 0;
+  }
+  return db.transaction().execute(async (trx) => {
+    const res = await trx.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return false;
+    // The switch: from here on searches see the new generation and only it.
+    await trx.updateTable('knowledge_sources').set(shown).where('id', '=', job.source_id).execute();
+    await trx.deleteFrom('knowledge_chunks').where('source_id', '=', job.source_id).where('generation', '!=', job.generation).execute();
+    await enqueueEvent(trx, event.projectId, 'knowledge.source.ready', event.data);
+    return true;
+  });
+}
