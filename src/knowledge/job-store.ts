@@ -2,7 +2,7 @@ import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction, typ
 import { base62, newId, now } from '../lib/ids.js';
 import { withoutFlushWait } from '../store/commit.js';
 import type { Database, KnowledgeJobsTable, KnowledgeSourcesTable } from '../store/schema.js';
-import { enqueueEvent, eventTargets } from '../webhooks/events.js';
+import { enqueueEvent, withoutEndpoints } from '../webhooks/events.js';
 
 /**
  * The job queue's statements, in the two forms of the store. On PostgreSQL each step of a job is one
@@ -163,15 +163,19 @@ export interface SwitchEvent {
  * was no longer this owner's (lease lost); then nothing changed. Its commit waits for the disk: a
  * source reported ready survives a crash, and so does every earlier write of the job.
  *
- * PostgreSQL, when no webhook endpoint of the project takes the event (read just before): one
- * statement. Otherwise, and on SQLite, a transaction.
+ * PostgreSQL, when the project has no webhook endpoint (checked in the statement itself): one
+ * statement. Otherwise, and on SQLite, a transaction that queues the event for the endpoints that
+ * take it.
  */
 export async function switchGeneration(db: Db, job: JobRow, owner: string, shown: Updateable<KnowledgeSourcesTable>, event: SwitchEvent): Promise<boolean> {
   const at = shown.updated_at ?? now();
   const done = { status: 'done' as const, lease_until: null, error: null, updated_at: at };
-  if (!onSqlite(db) && (await eventTargets(db, event.projectId, 'knowledge.source.ready')).length === 0) {
-    const rows = await db
-      .with('done', (q) => q.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).returning('id'))
+  if (!onSqlite(db)) {
+    const quiet = withoutEndpoints(event.projectId);
+    const row = await db
+      .with('done', (q) =>
+        q.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).where(quiet).returning('id'),
+      )
       .with('shown', (q) =>
         q
           .updateTable('knowledge_sources')
@@ -188,10 +192,11 @@ export async function switchGeneration(db: Db, job: JobRow, owner: string, shown
           .where((eb) => eb.exists(eb.selectFrom('done').select('done.id')))
           .returning('knowledge_chunks.rowid'),
       )
-      .selectFrom('done')
-      .select('done.id')
-      .execute();
-    return rows.length > 0;
+      .selectNoFrom((eb) => [eb.exists(eb.selectFrom('done').select('done.id')).as('switched'), quiet.as('quiet')])
+      .executeTakeFirstOrThrow();
+    if (row.switched) return true;
+    // Not switched: the lease is lost, or an endpoint listens and the event must go with the switch.
+    if (row.quiet) return false;
   }
   return db.transaction().execute(async (trx) => {
     const res = await trx.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).executeTakeFirst();

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/schema.js';
 
@@ -40,17 +40,24 @@ export async function enqueueEvent(db: Db, projectId: string, type: WebhookEvent
   return (await insertEvent(db, projectId, type, data, targets)).eventId;
 }
 
-/**
- * The ids of the project's enabled endpoints that take `type`. A writer that needs no transaction
- * of its own when nobody listens (the ingestion's switch of generations) reads this first and
- * calls enqueueEvent in a transaction only when the list is not empty.
- */
-export async function eventTargets(db: Db, projectId: string, type: WebhookEventType): Promise<string[]> {
+/** The ids of the project's enabled endpoints that take `type`. */
+async function eventTargets(db: Db, projectId: string, type: WebhookEventType): Promise<string[]> {
   // SQL text: it runs in the transaction of every message stored, and building and compiling the
   // query cost more than running it.
   const { rows: endpoints } = await sql<{ id: string; events: string | null }>`
     select id, events from webhook_endpoints where project_id = ${projectId} and enabled = 1`.execute(db);
   return endpoints.filter((e) => takesEvent(e.events, type)).map((e) => e.id);
+}
+
+/**
+ * A condition, for a statement of another module, that holds when the project has no enabled
+ * endpoint: no event of it would be stored. A writer that commits a change in one statement when
+ * nobody listens (the ingestion's switch of generations) puts it in that statement, so the check
+ * and the change see the same endpoints, and writes the change with enqueueEvent in a
+ * transaction when it fails.
+ */
+export function withoutEndpoints(projectId: string): RawBuilder<boolean> {
+  return sql<boolean>`not exists (select 1 from webhook_endpoints where project_id = ${projectId} and enabled = 1)`;
 }
 
 /** Stores an event and its pending deliveries to `endpointIds`, due now. */
