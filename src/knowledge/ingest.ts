@@ -26,6 +26,8 @@ export interface IngestContext {
   fetch: FetchContext;
   /** Called after each page is stored, within a long page after each batch of chunks, and when the page total becomes known. */
   progress(p: Progress): Promise<void>;
+  /** No earlier attempt can have left chunks under the generation (a job's first run): the clean-up is skipped. */
+  fresh?: boolean;
 }
 
 export interface IngestResult {
@@ -158,13 +160,13 @@ export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Pr
 
 /**
  * Reads every page of a source, chunks it and writes the chunks under `generation`. Chunks already
- * written under that generation by an interrupted attempt are removed first, so a retry starts
- * clean. Nothing here makes the chunks visible: the caller switches the source's generation once
+ * written under that generation by an interrupted attempt are removed first (unless `ctx.fresh`
+ * says there can be none), so a retry starts clean. Nothing here makes the chunks visible: the caller switches the source's generation once
  * this returns.
  */
 export async function ingestSource(source: SourceRow, generation: string, ctx: IngestContext): Promise<IngestResult> {
   await setImmediate();
-  await ctx.db.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '=', generation).where(withoutFlushWait(ctx.db)).execute();
+  if (!ctx.fresh) await ctx.db.deleteFrom('knowledge_chunks').where('source_id', '=', source.id).where('generation', '=', generation).where(withoutFlushWait(ctx.db)).execute();
   const failures: PageFailure[] = [];
   const progress: Progress = { pagesDone: 0, pagesTotal: null, chunksDone: 0 };
   let firstTitle: string | null = null;

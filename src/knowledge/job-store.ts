@@ -109,43 +109,67 @@ const started = (at: string) => ({
   updated_at: at,
 });
 
+/** A claimed job, its source (with the payload), and whether this is the job's first run. */
+export interface ClaimedJob {
+  job: JobRow;
+  source: SourceRow;
+  /**
+   * The job was never claimed before (no attempts, not touched since it was queued), so no chunk
+   * of its generation exists and the clean-up before writing can be skipped. A job given back at
+   * shutdown or taken over from a dead node is not fresh.
+   */
+  fresh: boolean;
+}
+
+/** Never claimed: what a job looks like between its INSERT and its first claim. */
+const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
+
 /**
  * Claims the oldest claimable job (queued, or running under a lease that has run out: its node
- * died) and marks its source as processing; returns both, the source with its payload. Exactly one
- * node gets a job: the claim is a conditional UPDATE that re-checks the condition on the row it
- * locked. Neither commit waits for the disk (a lost claim is redone when its lease runs out).
+ * died) and marks its source as processing. Exactly one node gets a job: the claim is a conditional
+ * UPDATE that re-checks the condition on the row it locked. Neither commit waits for the disk (a
+ * lost claim is redone when its lease runs out).
  *
  * PostgreSQL: one statement. Its candidate is picked `for update skip locked`, so workers claiming
  * at the same moment take different jobs instead of queueing on the same row. SQLite: up to five
  * candidates are tried in turn, then the source is updated.
  */
-export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<{ job: JobRow; source: SourceRow } | null> {
+export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
   const at = now();
-  const lease = { status: 'running' as const, lease_owner: owner, lease_until: new Date(Date.now() + leaseMs).toISOString(), attempts: sql<number>`attempts + 1`, updated_at: at };
+  const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
   if (!onSqlite(db)) {
-    const { rows } = await sql<SourceRow & { job: JobRow }>`
-      with job as (
-        update knowledge_jobs set status = ${lease.status}, lease_owner = ${lease.lease_owner}, lease_until = ${lease.lease_until},
+    const { rows } = await sql<SourceRow & { job: JobRow & { fresh: boolean } }>`
+      with pick as (
+        select id, ${untouched} as fresh from knowledge_jobs
+        where ${claimableNow(at)} order by created_at limit 1 for update skip locked),
+      job as (
+        update knowledge_jobs set status = 'running', lease_owner = ${owner}, lease_until = ${leaseUntil},
           attempts = attempts + 1, updated_at = ${at}
-        where id = (select id from knowledge_jobs where ${claimableNow(at)} order by created_at limit 1 for update skip locked)
-          and ${claimableNow(at)} and ${withoutFlushWait(db)}
-        returning *)
+        from pick
+        where knowledge_jobs.id = pick.id and ${claimableNow(at)} and ${withoutFlushWait(db)}
+        returning knowledge_jobs.*, pick.fresh)
       update knowledge_sources set status = 'processing', error = null, pages_done = 0,
         pages_total = case when type in ('url', 'sitemap') then null else 1 end, chunks_done = 0, updated_at = ${at}
       from job where knowledge_sources.id = job.source_id
       returning knowledge_sources.*, row_to_json(job) as job`.execute(db);
     const row = rows[0];
     if (!row) return null;
-    const { job, ...source } = row;
-    return { job, source };
+    const { job: { fresh, ...job }, ...source } = row;
+    return { job, source, fresh };
   }
-  const candidates = await db.selectFrom('knowledge_jobs').select('id').where(claimableNow(at)).orderBy('created_at').limit(5).execute();
-  for (const { id } of candidates) {
-    const job = await db.updateTable('knowledge_jobs').set(lease).where('id', '=', id).where(claimableNow(at)).returningAll().executeTakeFirst();
+  const candidates = await db.selectFrom('knowledge_jobs').select(['id', untouched.as('fresh')]).where(claimableNow(at)).orderBy('created_at').limit(5).execute();
+  for (const { id, fresh } of candidates) {
+    const job = await db
+      .updateTable('knowledge_jobs')
+      .set({ status: 'running', lease_owner: owner, lease_until: leaseUntil, attempts: sql<number>`attempts + 1`, updated_at: at })
+      .where('id', '=', id)
+      .where(claimableNow(at))
+      .returningAll()
+      .executeTakeFirst();
     if (!job) continue;
     const source = await db.updateTable('knowledge_sources').set(started(at)).where('id', '=', job.source_id).returningAll().executeTakeFirst();
     // Deleted meanwhile: the cascade removed the job as well.
-    return source ? { job, source } : null;
+    return source ? { job, source, fresh: Boolean(fresh) } : null;
   }
   return null;
 }

@@ -57,6 +57,35 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     }
   });
 
+  it('a job given back at shutdown after writing part of its chunks starts clean on its next run', async () => {
+    const { project } = await createProject(t);
+    const source = await createSource(t.deps, project.id, { type: 'text', title: 'Hours', payload: 'The store opens at nine on weekdays.' });
+    const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+    // As a worker stopping at shutdown leaves it: queued again, its attempt not counted, touched since it was queued.
+    await db()
+      .updateTable('knowledge_jobs')
+      .set({ status: 'queued', attempts: 0, lease_owner: null, lease_until: null, updated_at: new Date(Date.now() + 1000).toISOString() })
+      .where('id', '=', job.id)
+      .execute();
+    await db()
+      .insertInto('knowledge_chunks')
+      .values({
+        id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
+        title: 'Hours', heading_path: '[]', headings: '', url: null, text: 'The store opens at nine on weekdays.', embedding: null,
+      })
+      .execute();
+
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    try {
+      expect((await waitForSource(t.app, project.id, source.id)).status).toBe('ready');
+      const rows = await db().selectFrom('knowledge_chunks').select(['text', 'generation']).where('source_id', '=', source.id).execute();
+      expect(rows).toEqual([{ text: 'The store opens at nine on weekdays.', generation: job.generation }]);
+      expect((await search(t.app, project.id, 'weekdays')).results).toHaveLength(1);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('a job that keeps dying is given up after the attempt limit, with a reason', async () => {
     const { project } = await createProject(t);
     const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Anything.' });

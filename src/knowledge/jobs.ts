@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 import { base62, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
 import { withoutFlushWait } from '../store/commit.js';
-import { claimJob, switchGeneration, type JobRow, type SourceRow } from './job-store.js';
+import { claimJob, switchGeneration, type ClaimedJob, type JobRow } from './job-store.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -107,8 +107,7 @@ async function requeue(db: Kysely<Database>, job: Job, owner: string): Promise<v
 
 async function runJob(
   deps: KnowledgeDeps,
-  job: Job,
-  source: SourceRow,
+  { job, source, fresh }: ClaimedJob,
   owner: string,
   options: Required<Pick<WorkerOptions, 'leaseMs'>> & WorkerOptions,
   stopping: AbortSignal,
@@ -145,6 +144,7 @@ async function runJob(
       db,
       embedder: runtime.embedder,
       parser: runtime.parser,
+      fresh,
       fetch: { allowPrivateNetwork: deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK, addressPolicy: options.addressPolicy, signal: abort.signal },
       progress: async (p: Progress) => {
         // Written when it changed, and not for the last page: the switch below writes the final
@@ -246,9 +246,9 @@ export function startKnowledgeWorker(deps: KnowledgeDeps, options: WorkerOptions
   };
   const unsubscribe = deps.knowledge.jobQueued.subscribe(wake);
   const active = new Set<Promise<void>>();
-  const start = ({ job, source }: { job: Job; source: SourceRow }) => {
+  const start = (claimed: ClaimedJob) => {
     const started = performance.now();
-    const done: Promise<void> = runJob(deps, job, source, owner, opts, stopping.signal)
+    const done: Promise<void> = runJob(deps, claimed, owner, opts, stopping.signal)
       .then(
         (outcome) => opts.onJobFinished?.(outcome, (performance.now() - started) / 1000),
         (err) => {
