@@ -79,15 +79,18 @@ const claimable = (at: string) =>
   sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
 
 /**
- * Claimable, and no other job of the same source runs under a live lease: two generations of one
- * source written at once would each delete the other's chunks at their switch. A re-sync queued
- * while its source is being ingested waits for that job to end.
+ * No other job of the same source runs under a live lease: two generations of one source written
+ * at once would each delete the other's chunks at their switch. A re-sync queued while its source
+ * is being ingested waits for that job to end.
  */
-export const claimableNow = (at: string) =>
-  sql<boolean>`(${claimable(at)} and not exists (
+const noOtherRunning = (at: string) =>
+  sql<boolean>`not exists (
     select 1 from knowledge_jobs other
     where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id
-      and other.status = 'running' and other.lease_until >= ${at}))`;
+      and other.status = 'running' and other.lease_until >= ${at})`;
+
+/** Claimable, and may run now. */
+const claimableNow = (at: string) => sql<boolean>`(${claimable(at)} and ${noOtherRunning(at)})`;
 
 /** Jobs waiting for a worker on any node: queued, or running under a lease that has run out. */
 export async function waitingJobCount(db: Db): Promise<number> {
@@ -131,8 +134,10 @@ const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
  * lost claim is redone when its lease runs out).
  *
  * PostgreSQL: one statement. Its candidate is picked `for update skip locked`, so workers claiming
- * at the same moment take different jobs instead of queueing on the same row. SQLite: up to five
- * candidates are tried in turn, then the source is updated.
+ * at the same moment take different jobs instead of queueing on the same row: the oldest job whose
+ * lease ran out, else the oldest queued one, read in the order of an index so the first job that
+ * may run ends the read, however long the queue. SQLite: up to five candidates are tried in turn,
+ * then the source is updated.
  */
 export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
   const at = now();
@@ -141,7 +146,11 @@ export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<
     const { rows } = await sql<SourceRow & { job: JobRow & { fresh: boolean } }>`
       with pick as (
         select id, ${untouched} as fresh from knowledge_jobs
-        where ${claimableNow(at)} order by created_at limit 1 for update skip locked),
+        where id = coalesce(
+          (select id from knowledge_jobs where status = 'running' and lease_until < ${at} and ${noOtherRunning(at)}
+            order by created_at limit 1 for update skip locked),
+          (select id from knowledge_jobs where status = 'queued' and ${noOtherRunning(at)}
+            order by created_at limit 1 for update skip locked))),
       job as (
         update knowledge_jobs set status = 'running', lease_owner = ${owner}, lease_until = ${leaseUntil},
           attempts = attempts + 1, updated_at = ${at}

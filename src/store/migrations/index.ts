@@ -12,6 +12,7 @@ import { handoff } from './011-handoff.js';
 import { webhooks } from './012-webhooks.js';
 import { knowledgeJobsSource } from './013-knowledge-jobs-source.js';
 import { knowledgeHeadingIndex } from './014-knowledge-heading-index.js';
+import { knowledgeJobsQueued } from './015-knowledge-jobs-queued.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '012-webhooks': webhooks,
   '013-knowledge-jobs-source': knowledgeJobsSource,
   '014-knowledge-heading-index': knowledgeHeadingIndex,
+  '015-knowledge-jobs-queued': knowledgeJobsQueued,
 };
 
 export const migrationProvider: MigrationProvider = {
