@@ -1,4 +1,4 @@
-import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction, type Updateable } from 'kysely';
+import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { base62, newId, now } from '../lib/ids.js';
 import { withoutFlushWait } from '../store/commit.js';
 import type { Database, KnowledgeJobsTable, KnowledgeSourcesTable } from '../store/schema.js';
@@ -54,25 +54,19 @@ export async function insertSourceWithJob(db: Db, row: SourceRow): Promise<void>
     });
     return;
   }
-  await db
-    .with('source', (q) => q.insertInto('knowledge_sources').values(row).returning('id'))
-    .insertInto('knowledge_jobs')
-    .columns(['id', 'source_id', 'project_id', 'generation', 'status', 'attempts', 'created_at', 'updated_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('source')
-        .select([
-          eb.val(job.id).as('id'),
-          'source.id as source_id',
-          eb.val(job.project_id).as('project_id'),
-          eb.val(job.generation).as('generation'),
-          eb.val(job.status).as('status'),
-          eb.val(job.attempts).as('attempts'),
-          eb.val(job.created_at).as('created_at'),
-          eb.val(job.updated_at).as('updated_at'),
-        ]),
-    )
-    .execute();
+  // SQL text: building and compiling the query in Kysely cost more of this process's time than the
+  // server spends running it.
+  await sql`
+    with source as (
+      insert into knowledge_sources (id, project_id, type, title, url, payload, options, status, error, pages_done, pages_total,
+        chunks_done, chunk_count, generation, synced_at, created_at, updated_at)
+      values (${row.id}, ${row.project_id}, ${row.type}, ${row.title}, ${row.url}, ${row.payload}, ${row.options}, ${row.status},
+        ${row.error}, ${row.pages_done}, ${row.pages_total}, ${row.chunks_done}, ${row.chunk_count}, ${row.generation},
+        ${row.synced_at}, ${row.created_at}, ${row.updated_at})
+      returning id)
+    insert into knowledge_jobs (id, source_id, project_id, generation, status, attempts, created_at, updated_at)
+    select ${job.id}, source.id, ${job.project_id}, ${job.generation}, ${job.status}, ${job.attempts}, ${job.created_at}, ${job.updated_at}
+    from source`.execute(db);
 }
 
 const claimable = (at: string) =>
@@ -183,6 +177,20 @@ export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<
   return null;
 }
 
+/** What the source's row shows once the switch made its new generation the visible one. */
+export interface SwitchedSource {
+  status: 'ready';
+  error: string | null;
+  generation: string;
+  chunk_count: number;
+  pages_done: number;
+  pages_total: number | null;
+  chunks_done: number;
+  title: string | null;
+  synced_at: string;
+  updated_at: string;
+}
+
 /** The event a switch of generations puts in the webhook outbox. */
 export interface SwitchEvent {
   projectId: string;
@@ -200,36 +208,30 @@ export interface SwitchEvent {
  * statement. Otherwise, and on SQLite, a transaction that queues the event for the endpoints that
  * take it.
  */
-export async function switchGeneration(db: Db, job: JobRow, owner: string, shown: Updateable<KnowledgeSourcesTable>, event: SwitchEvent): Promise<boolean> {
-  const at = shown.updated_at ?? now();
+export async function switchGeneration(db: Db, job: JobRow, owner: string, shown: SwitchedSource, event: SwitchEvent): Promise<boolean> {
+  const at = shown.updated_at;
   const done = { status: 'done' as const, lease_until: null, error: null, updated_at: at };
   if (!onSqlite(db)) {
     const quiet = withoutEndpoints(event.projectId);
-    const row = await db
-      .with('done', (q) =>
-        q.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).where(quiet).returning('id'),
-      )
-      .with('shown', (q) =>
-        q
-          .updateTable('knowledge_sources')
-          .set(shown)
-          .where('id', '=', job.source_id)
-          .where((eb) => eb.exists(eb.selectFrom('done').select('done.id')))
-          .returning('knowledge_sources.id'),
-      )
-      .with('old', (q) =>
-        q
-          .deleteFrom('knowledge_chunks')
-          .where('source_id', '=', job.source_id)
-          .where('generation', '!=', job.generation)
-          .where((eb) => eb.exists(eb.selectFrom('done').select('done.id')))
-          .returning('knowledge_chunks.rowid'),
-      )
-      .selectNoFrom((eb) => [eb.exists(eb.selectFrom('done').select('done.id')).as('switched'), quiet.as('quiet')])
-      .executeTakeFirstOrThrow();
-    if (row.switched) return true;
+    // SQL text, as the source's INSERT above.
+    const { rows } = await sql<{ switched: boolean; quiet: boolean }>`
+      with done as (
+        update knowledge_jobs set status = 'done', lease_until = null, error = null, updated_at = ${at}
+        where id = ${job.id} and lease_owner = ${owner} and ${quiet}
+        returning id),
+      shown as (
+        update knowledge_sources set status = ${shown.status}, error = ${shown.error}, generation = ${shown.generation},
+          chunk_count = ${shown.chunk_count}, pages_done = ${shown.pages_done}, pages_total = ${shown.pages_total},
+          chunks_done = ${shown.chunks_done}, title = ${shown.title}, synced_at = ${shown.synced_at}, updated_at = ${shown.updated_at}
+        where id = ${job.source_id} and exists (select 1 from done)
+        returning id),
+      old as (
+        delete from knowledge_chunks where source_id = ${job.source_id} and generation <> ${job.generation} and exists (select 1 from done)
+        returning rowid)
+      select exists (select 1 from done) as switched, ${quiet} as quiet`.execute(db);
+    if (rows[0]!.switched) return true;
     // Not switched: the lease is lost, or an endpoint listens and the event must go with the switch.
-    if (row.quiet) return false;
+    if (rows[0]!.quiet) return false;
   }
   return db.transaction().execute(async (trx) => {
     const res = await trx.updateTable('knowledge_jobs').set(done).where('id', '=', job.id).where('lease_owner', '=', owner).executeTakeFirst();
