@@ -161,8 +161,8 @@ export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Pr
 /**
  * Reads every page of a source, chunks it and writes the chunks under `generation`. Chunks already
  * written under that generation by an interrupted attempt are removed first (unless `ctx.fresh`
- * says there can be none), so a retry starts clean. Nothing here makes the chunks visible: the caller switches the source's generation once
- * this returns.
+ * says there can be none), so a retry starts clean. Nothing here makes the chunks visible: the
+ * caller switches the source's generation once this returns.
  */
 export async function ingestSource(source: SourceRow, generation: string, ctx: IngestContext): Promise<IngestResult> {
   await setImmediate();

@@ -7,7 +7,8 @@ import { enqueueEvent, withoutEndpoints } from '../webhooks/events.js';
 /**
  * The job queue's statements, in the two forms of the store. On PostgreSQL each step of a job is one
  * statement that commits on its own (data-modifying CTEs), because a one-page source is mostly
- * round trips: what took fifteen statements per source (four of them BEGIN and COMMIT) takes five.
+ * round trips: what took fifteen statements per source (four of them BEGIN and COMMIT) takes four
+ * with the chunk INSERT.
  * On SQLite, whose driver answers synchronously and whose commits do not wait for the disk, a
  * statement costs microseconds: there the same steps are the plain statements in a transaction.
  */
@@ -124,8 +125,8 @@ const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
 /**
  * Claims the oldest claimable job (queued, or running under a lease that has run out: its node
  * died) and marks its source as processing. Exactly one node gets a job: the claim is a conditional
- * UPDATE that re-checks the condition on the row it locked. Neither commit waits for the disk (a
- * lost claim is redone when its lease runs out).
+ * UPDATE that re-checks the condition on the row it locked. The claim's commit does not wait for
+ * the disk (a lost claim is redone when its lease runs out).
  *
  * PostgreSQL: one statement. Its candidate is picked `for update skip locked`, so workers claiming
  * at the same moment take different jobs instead of queueing on the same row: the oldest job whose

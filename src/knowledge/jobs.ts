@@ -4,11 +4,11 @@ import { sql, type Kysely } from 'kysely';
 import { base62, now } from '../lib/ids.js';
 import type { AddressPolicy } from '../net/safe-fetch.js';
 import { withoutFlushWait } from '../store/commit.js';
-import { claimJob, switchGeneration, type ClaimedJob, type JobRow } from './job-store.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { ingestSource, type Progress } from './ingest.js';
+import { claimJob, switchGeneration, type ClaimedJob, type JobRow } from './job-store.js';
 import type { KnowledgeDeps } from './runtime.js';
 
 /** A crashed attempt is retried this many times in all before the source is marked failed. */
