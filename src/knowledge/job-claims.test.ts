@@ -112,6 +112,36 @@ describe.each(dialects)('one running job per source ($name)', (dialect) => {
     }
   });
 
+  it('claims made side by side over a queue of re-syncs start one job per source', async () => {
+    const node = await createTestApp({ dialect });
+    const ndb = node.deps.store.db;
+    try {
+      const { project } = await createProject(node);
+      const ids: string[] = [];
+      for (let i = 0; i < 40; i++) {
+        const source = await createSource(node.deps, project.id, { type: 'text', payload: `Document ${i}.` });
+        // A re-sync queued right behind the first ingestion: the next job in the queue's order.
+        await enqueueIngestion(ndb, source.id, project.id);
+        ids.push(source.id);
+      }
+      // Three claimers at once, as one worker's slots on PostgreSQL, each until the queue has nothing it may run.
+      const claimed = (
+        await Promise.all(
+          [1, 2, 3].map(async (k) => {
+            const mine: string[] = [];
+            for (let c = await claimJob(ndb, `worker_${k}`, 30_000); c; c = await claimJob(ndb, `worker_${k}`, 30_000)) mine.push(c.job.source_id);
+            return mine;
+          }),
+        )
+      ).flat();
+      expect(claimed.sort()).toEqual([...ids].sort());
+      const running = await ndb.selectFrom('knowledge_jobs').select('source_id').where('project_id', '=', project.id).where('status', '=', 'running').execute();
+      expect(running.map((r) => r.source_id).sort()).toEqual([...ids].sort());
+    } finally {
+      await node.close();
+    }
+  });
+
   it('the migration keeps one running job per source of a database that holds several, and then refuses more', async () => {
     const { project } = await createProject(t);
     const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Three jobs ran at once.' });
