@@ -1,6 +1,7 @@
 import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { base62, newId, now } from '../lib/ids.js';
 import { withoutFlushWait } from '../store/commit.js';
+import { isUniqueViolation } from '../store/index.js';
 import type { Database, KnowledgeJobsTable, KnowledgeSourcesTable } from '../store/schema.js';
 import { enqueueEvent, withoutEndpoints } from '../webhooks/events.js';
 
@@ -74,18 +75,24 @@ const claimable = (at: string) =>
   sql<boolean>`(status = 'queued' or (status = 'running' and lease_until < ${at}))`;
 
 /**
- * No other job of the same source runs under a live lease: two generations of one source written
- * at once would each delete the other's chunks at their switch. A re-sync queued while its source
- * is being ingested waits for that job to end.
+ * No other job of the same source is running: two generations of one source written at once would
+ * each delete the other's chunks at their switch. A re-sync queued while its source is being
+ * ingested waits for that job to end, also when that job's lease ran out: it is taken over first
+ * (the same row, so it stays the one running job) and ends done or failed.
+ *
+ * This check reads the statement's snapshot, which on PostgreSQL does not show another node's claim
+ * before it commits. The unique index `knowledge_jobs_one_running` (migration 016) closes that gap:
+ * a second claim waits for the first to commit and then fails with a unique violation.
  */
-const noOtherRunning = (at: string) =>
-  sql<boolean>`not exists (
+const noOtherRunning = sql<boolean>`not exists (
     select 1 from knowledge_jobs other
-    where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id
-      and other.status = 'running' and other.lease_until >= ${at})`;
+    where other.source_id = knowledge_jobs.source_id and other.id <> knowledge_jobs.id and other.status = 'running')`;
 
 /** Claimable, and may run now. */
-const claimableNow = (at: string) => sql<boolean>`(${claimable(at)} and ${noOtherRunning(at)})`;
+const claimableNow = (at: string) => sql<boolean>`(${claimable(at)} and ${noOtherRunning})`;
+
+/** Claims tried on PostgreSQL when each loses to another node's claim of a job of the same source. */
+const CLAIM_TRIES = 3;
 
 /** Jobs waiting for a worker on any node: queued, or running under a lease that has run out. */
 export async function waitingJobCount(db: Db): Promise<number> {
@@ -125,8 +132,10 @@ const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
 /**
  * Claims the oldest claimable job (queued, or running under a lease that has run out: its node
  * died) and marks its source as processing. Exactly one node gets a job: the claim is a conditional
- * UPDATE that re-checks the condition on the row it locked. The claim's commit does not wait for
- * the disk (a lost claim is redone when its lease runs out).
+ * UPDATE that re-checks the condition on the row it locked. At most one job of a source runs: a claim
+ * that loses to another node's claim of a job of the same source (the unique index on the running
+ * jobs' source) is not an error; the claim is tried again, then returns null. The claim's commit
+ * does not wait for the disk (a lost claim is redone when its lease runs out).
  *
  * PostgreSQL: one statement. Its candidate is picked `for update skip locked`, so workers claiming
  * at the same moment take different jobs instead of queueing on the same row: the oldest job whose
@@ -135,47 +144,71 @@ const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
  * then the source is updated.
  */
 export async function claimJob(db: Db, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
+  if (!onSqlite(db)) {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await claimOnPostgres(db, owner, leaseMs);
+      } catch (err) {
+        // Another node claimed a job of the same source meanwhile, and the statement was rolled back
+        // as a whole. That claim is committed now, so the next statement's snapshot skips the source.
+        if (!isUniqueViolation(err)) throw err;
+        if (tries === CLAIM_TRIES) return null;
+      }
+    }
+  }
   const at = now();
   const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
-  if (!onSqlite(db)) {
-    const { rows } = await sql<SourceRow & { job: JobRow & { fresh: boolean } }>`
-      with pick as (
-        select id, ${untouched} as fresh from knowledge_jobs
-        where id = coalesce(
-          (select id from knowledge_jobs where status = 'running' and lease_until < ${at} and ${noOtherRunning(at)}
-            order by created_at limit 1 for update skip locked),
-          (select id from knowledge_jobs where status = 'queued' and ${noOtherRunning(at)}
-            order by created_at limit 1 for update skip locked))),
-      job as (
-        update knowledge_jobs set status = 'running', lease_owner = ${owner}, lease_until = ${leaseUntil},
-          attempts = attempts + 1, updated_at = ${at}
-        from pick
-        where knowledge_jobs.id = pick.id and ${claimableNow(at)} and ${withoutFlushWait(db)}
-        returning knowledge_jobs.*, pick.fresh)
-      update knowledge_sources set status = 'processing', error = null, pages_done = 0,
-        pages_total = case when type in ('url', 'sitemap') then null else 1 end, chunks_done = 0, updated_at = ${at}
-      from job where knowledge_sources.id = job.source_id
-      returning knowledge_sources.*, row_to_json(job) as job`.execute(db);
-    const row = rows[0];
-    if (!row) return null;
-    const { job: { fresh, ...job }, ...source } = row;
-    return { job, source, fresh };
-  }
   const candidates = await db.selectFrom('knowledge_jobs').select(['id', untouched.as('fresh')]).where(claimableNow(at)).orderBy('created_at').limit(5).execute();
   for (const { id, fresh } of candidates) {
-    const job = await db
-      .updateTable('knowledge_jobs')
-      .set({ status: 'running', lease_owner: owner, lease_until: leaseUntil, attempts: sql<number>`attempts + 1`, updated_at: at })
-      .where('id', '=', id)
-      .where(claimableNow(at))
-      .returningAll()
-      .executeTakeFirst();
+    let job: JobRow | undefined;
+    try {
+      job = await db
+        .updateTable('knowledge_jobs')
+        .set({ status: 'running', lease_owner: owner, lease_until: leaseUntil, attempts: sql<number>`attempts + 1`, updated_at: at })
+        .where('id', '=', id)
+        .where(claimableNow(at))
+        .returningAll()
+        .executeTakeFirst();
+    } catch (err) {
+      // The index refused it: another job of its source runs. SQLite serialises writes, so the check
+      // in the UPDATE sees every claim and this is not expected; it means "not this job, now" all the same.
+      if (isUniqueViolation(err)) continue;
+      throw err;
+    }
     if (!job) continue;
     const source = await db.updateTable('knowledge_sources').set(started(at)).where('id', '=', job.source_id).returningAll().executeTakeFirst();
     // Deleted meanwhile: the cascade removed the job as well.
     return source ? { job, source, fresh: Boolean(fresh) } : null;
   }
   return null;
+}
+
+/** The claim on PostgreSQL: one statement (see claimJob). */
+async function claimOnPostgres(db: Db, owner: string, leaseMs: number): Promise<ClaimedJob | null> {
+  const at = now();
+  const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+  const { rows } = await sql<SourceRow & { job: JobRow & { fresh: boolean } }>`
+    with pick as (
+      select id, ${untouched} as fresh from knowledge_jobs
+      where id = coalesce(
+        (select id from knowledge_jobs where status = 'running' and lease_until < ${at} and ${noOtherRunning}
+          order by created_at limit 1 for update skip locked),
+        (select id from knowledge_jobs where status = 'queued' and ${noOtherRunning}
+          order by created_at limit 1 for update skip locked))),
+    job as (
+      update knowledge_jobs set status = 'running', lease_owner = ${owner}, lease_until = ${leaseUntil},
+        attempts = attempts + 1, updated_at = ${at}
+      from pick
+      where knowledge_jobs.id = pick.id and ${claimableNow(at)} and ${withoutFlushWait(db)}
+      returning knowledge_jobs.*, pick.fresh)
+    update knowledge_sources set status = 'processing', error = null, pages_done = 0,
+      pages_total = case when type in ('url', 'sitemap') then null else 1 end, chunks_done = 0, updated_at = ${at}
+    from job where knowledge_sources.id = job.source_id
+    returning knowledge_sources.*, row_to_json(job) as job`.execute(db);
+  const row = rows[0];
+  if (!row) return null;
+  const { job: { fresh, ...job }, ...source } = row;
+  return { job, source, fresh };
 }
 
 /** What the source's row shows once the switch made its new generation the visible one. */

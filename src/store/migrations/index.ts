@@ -13,6 +13,7 @@ import { webhooks } from './012-webhooks.js';
 import { knowledgeJobsSource } from './013-knowledge-jobs-source.js';
 import { knowledgeHeadingIndex } from './014-knowledge-heading-index.js';
 import { knowledgeJobsQueued } from './015-knowledge-jobs-queued.js';
+import { knowledgeJobsOneRunning } from './016-knowledge-jobs-one-running.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '013-knowledge-jobs-source': knowledgeJobsSource,
   '014-knowledge-heading-index': knowledgeHeadingIndex,
   '015-knowledge-jobs-queued': knowledgeJobsQueued,
+  '016-knowledge-jobs-one-running': knowledgeJobsOneRunning,
 };
 
 export const migrationProvider: MigrationProvider = {
