@@ -24,6 +24,14 @@ describe('chunkPage', () => {
     for (let i = 0; i < 60; i++) expect(all).toContain(sentence(i));
   });
 
+  it("reads a paragraph's line breaks as Markdown renders them, a long run of blanks included", () => {
+    // No line break ends this run: a pattern that starts with a run of blanks is tried from each of
+    // them, which took half a minute for this paragraph before the line breaks were read in one pass.
+    const blanks = ' '.repeat(200_000);
+    const page = markdownToPage(`# Notes\n\nWrapped over\n  two lines, then${blanks}a gap \t\nhere.  \nA hard break\\\nand another.`, '');
+    expect(page.blocks[1]).toEqual({ kind: 'text', text: `Wrapped over two lines, then${blanks}a gap here.\nA hard break\nand another.` });
+  });
+
   it('starts a chunk at every heading, with no overlap across sections', () => {
     const chunks = chunkPage(markdownToPage('# A\n\nAlpha text.\n\n## B\n\nBeta text.\n\n### C\n\nGamma text.\n\n## D\n\nDelta text.', ''));
     expect(chunks.map((c) => [c.headingPath, c.text])).toEqual([

@@ -25,13 +25,28 @@ export function stripInline(text: string): string {
 /**
  * A paragraph's line breaks as Markdown renders them: a plain line break inside a paragraph is a
  * space (the source was wrapped at a width), so a sentence wrapped over two lines stays one sentence;
- * a hard break (two trailing spaces or a backslash) stays a line break.
+ * a hard break (two trailing spaces or a backslash) stays a line break. Linear in the text: a
+ * pattern that starts with a run of blanks (` {2,}\n`, `[ \t]*\n`) is tried again from every blank
+ * of a run that no line break ends, which made a long run of spaces (a crawled page's) cost seconds.
  */
 function softBreaks(text: string): string {
-  return text
-    .split(/(?: {2,}|\\)\n/)
-    .map((line) => line.replace(/[ \t]*\n[ \t]*/g, ' '))
-    .join('\n');
+  return text.split(/(?<! ) {2,}\n|\\\n/).map(joinWrappedLines).join('\n');
+}
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
+
+/** Each line break, with the spaces and tabs around it, as one space. */
+function joinWrappedLines(text: string): string {
+  const lines = text.split('\n');
+  return lines
+    .map((line, i) => {
+      let from = 0;
+      let to = line.length;
+      if (i > 0) while (from < to && isBlank(line[from])) from++;
+      if (i < lines.length - 1) while (to > from && isBlank(line[to - 1])) to--;
+      return line.slice(from, to);
+    })
+    .join(' ');
 }
 
 function markdownBlocks(tokens: Token[], out: Block[]): void {
