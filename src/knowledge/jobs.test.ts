@@ -232,6 +232,57 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     }
   });
 
+  it("a worker that finds at its switch that another node took its job over leaves that node's work alone", async () => {
+    const { project } = await createProject(t);
+    // The page is answered once the job has been taken over.
+    let requested!: () => void;
+    const pageRequested = new Promise<void>((r) => (requested = r));
+    let release!: () => void;
+    const takenOver = new Promise<void>((r) => (release = r));
+    const server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      requested();
+      void takenOver.then(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Care</title></head><body><main><p>Wash the cover at thirty degrees.</p></main></body></html>'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const source = await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/care`, options: { maxDepth: 0 } });
+    let finished!: (outcome: string) => void;
+    const outcome = new Promise<string>((r) => (finished = r));
+    // A lease long enough that no heartbeat runs before the switch.
+    const worker = startKnowledgeWorker(t.deps, {
+      pollMs: 20,
+      leaseMs: 60_000,
+      addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a),
+      onJobFinished: (o) => finished(o),
+    });
+    try {
+      await pageRequested;
+      const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+      // This worker stalled past its lease; another node took the job over and has written a chunk.
+      await db().updateTable('knowledge_jobs').set({ lease_owner: 'worker_other', attempts: 2, lease_until: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', job.id).execute();
+      await db()
+        .insertInto('knowledge_chunks')
+        .values({
+          id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
+          title: 'Care', heading_path: '[]', headings: '', url: null, text: 'Written by the other node.', embedding: null,
+        })
+        .execute();
+      release();
+      expect(await outcome).toBe('lease_lost');
+      const after = await db().selectFrom('knowledge_jobs').select(['status', 'lease_owner']).where('id', '=', job.id).executeTakeFirstOrThrow();
+      expect(after).toEqual({ status: 'running', lease_owner: 'worker_other' });
+      const shown = await db().selectFrom('knowledge_sources').select('status').where('id', '=', source.id).executeTakeFirstOrThrow();
+      expect(shown.status).toBe('processing');
+      const texts = await db().selectFrom('knowledge_chunks').select('text').where('source_id', '=', source.id).where('generation', '=', job.generation).execute();
+      expect(texts.map((r) => r.text)).toContain('Written by the other node.');
+    } finally {
+      release();
+      await worker.stop();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it(`runs ${dialect.name === 'postgres' ? 'several jobs at once on PostgreSQL' : 'one job at a time on SQLite'}`, async () => {
     const { project } = await createProject(t);
     // Each page is held until a second request is in flight (or 3 s went by): jobs run side by side

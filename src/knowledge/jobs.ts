@@ -61,10 +61,21 @@ export async function ingestionPending(db: Kysely<Database>, sourceId: string): 
 
 type Job = JobRow;
 
-async function failSource(db: Kysely<Database>, job: Job, reason: string): Promise<void> {
+/**
+ * Marks the job and its source failed and drops the job's generation, while `owner` holds the job:
+ * a job another node took over is that node's to finish (and its chunks are in that generation).
+ * Returns the outcome: `lease_lost` when the job was no longer this owner's.
+ */
+async function failSource(db: Kysely<Database>, job: Job, owner: string, reason: string): Promise<JobOutcome> {
   const at = now();
-  await db.transaction().execute(async (trx) => {
-    await trx.updateTable('knowledge_jobs').set({ status: 'failed', error: reason, lease_until: null, updated_at: at }).where('id', '=', job.id).execute();
+  return db.transaction().execute(async (trx) => {
+    const res = await trx
+      .updateTable('knowledge_jobs')
+      .set({ status: 'failed', error: reason, lease_until: null, updated_at: at })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return 'lease_lost';
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', job.source_id).where('generation', '=', job.generation).execute();
     const source = await trx
       .updateTable('knowledge_sources')
@@ -75,6 +86,7 @@ async function failSource(db: Kysely<Database>, job: Job, reason: string): Promi
     if (source) {
       await enqueueEvent(trx, job.project_id, 'knowledge.source.failed', { source: { ...source, projectId: job.project_id, status: 'failed', error: reason } });
     }
+    return 'failed';
   });
 }
 
@@ -114,8 +126,7 @@ async function runJob(
 ): Promise<JobOutcome> {
   const db = deps.store.db;
   if (job.attempts > MAX_ATTEMPTS) {
-    await failSource(db, job, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
-    return 'failed';
+    return failSource(db, job, owner, `Ingestion was interrupted ${MAX_ATTEMPTS} times; giving up (last error: ${job.error ?? 'none'})`);
   }
   options.log?.info({ jobId: job.id, sourceId: source.id, worker: owner, attempt: job.attempts }, 'knowledge job claimed');
 
@@ -197,7 +208,12 @@ async function runJob(
         },
       },
     );
-    if (!switched) throw new Error('lease lost');
+    if (!switched) {
+      // Another node took the job over (this one stalled past its lease): the job is its to finish.
+      // Not an ingestion failure: failing the source here would fail that node's job and drop its chunks.
+      options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
+      return 'lease_lost';
+    }
     // This node's searches learn the new content at once; other nodes within seconds (see search/index.ts).
     runtime.search.forget(source.project_id);
     return 'done';
@@ -219,8 +235,7 @@ async function runJob(
     }
     const reason = (err as Error).message || 'Ingestion failed';
     options.log?.warn({ jobId: job.id, sourceId: source.id, reason }, 'knowledge ingestion failed');
-    await failSource(db, job, reason);
-    return 'failed';
+    return failSource(db, job, owner, reason);
   } finally {
     stopping.removeEventListener('abort', onStop);
   }
