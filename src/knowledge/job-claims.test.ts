@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { isUniqueViolation } from '../store/index.js';
 import { knowledgeJobsOneRunning } from '../store/migrations/016-knowledge-jobs-one-running.js';
 import { claimJob, enqueueIngestion } from './job-store.js';
@@ -141,6 +141,24 @@ describe.each(dialects)('one running job per source ($name)', (dialect) => {
     } finally {
       await node.close();
     }
+  });
+
+  // PostgreSQL only, as above: SQLite's one writer at a time cannot deadlock.
+  if (dialect.name === 'postgres') it('a source deleted while a worker claims its job is deleted, and the claim goes through', async () => {
+    // The claim locks the job's row and then the source's; deleting the source must not take them
+    // the other way round. Each round races one claim against one delete of the same source.
+    const { project } = await createProject(t);
+    const statuses = new Set<number>();
+    const claimErrors: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const source = await createSource(t.deps, project.id, { type: 'text', payload: `Document ${i} about parcels.` });
+      const [, res] = await Promise.all([
+        claimJob(db(), 'worker_a', 60_000).catch((err: Error) => void claimErrors.push(err.message)),
+        t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${project.id}/knowledge/${source.id}`, headers: adminAuth() }),
+      ]);
+      statuses.add(res.statusCode);
+    }
+    expect({ statuses: [...statuses], claimErrors }).toEqual({ statuses: [204], claimErrors: [] });
   });
 
   it('the migration keeps one running job per source of a database that holds several, and then refuses more', async () => {

@@ -43,6 +43,16 @@ export async function enqueueIngestion(db: Kysely<Database> | Transaction<Databa
 }
 
 /**
+ * Deletes a source's jobs, in the transaction that deletes the source and before its row: the
+ * claim, the switch, a failure and a requeue each lock a job's row and then its source's, and the
+ * cascade from the source's row would take them the other way round (on PostgreSQL, a deadlock
+ * with a claim or a switch of that source, and a 500 for the delete).
+ */
+export async function deleteSourceJobs(db: Kysely<Database> | Transaction<Database>, sourceId: string): Promise<void> {
+  await db.deleteFrom('knowledge_jobs').where('source_id', '=', sourceId).execute();
+}
+
+/**
  * Stores a new source and queues its ingestion, atomically. PostgreSQL: one statement (the source's
  * INSERT in a CTE), one round trip and one commit, which waits for the disk: the caller is told the
  * source exists. SQLite: the two INSERTs in a transaction.

@@ -3,7 +3,7 @@ import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { stripNul } from '../lib/nul.js';
 import type { Database, KnowledgeSourcesTable } from '../store/schema.js';
-import { insertSourceWithJob } from './job-store.js';
+import { deleteSourceJobs, insertSourceWithJob } from './job-store.js';
 import { enqueueIngestion, ingestionPending } from './jobs.js';
 import type { KnowledgeDeps } from './runtime.js';
 import type { KnowledgeHit, SourceType } from './types.js';
@@ -86,6 +86,7 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
   await getSource(db, projectId, sourceId);
   await db.transaction().execute(async (trx) => {
+    await deleteSourceJobs(trx, sourceId);
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
     await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).execute();
   });
