@@ -70,7 +70,8 @@ function reportInfrastructure(app: FastifyInstance, deps: AppDeps): void {
  * default destination is: an asynchronous write is a trip through libuv's thread pool and back,
  * which cost more CPU than the write itself (a few µs for a turn's lines) and varied with the
  * machine's load; it also kept lines in memory, without bound, while the thread pool was behind.
- * A collector that stops reading stdout now slows the node down instead of filling its memory.
+ * A collector that stops reading stdout now stalls the node (the write is retried until the pipe
+ * takes it, as with pino's defaults) instead of filling its memory.
  * Lines are not held back any longer to gather larger writes: a line waiting in a buffer is late
  * for whoever tails the log and lost if the process is killed. Both forms are flushed on shutdown
  * and at exit.

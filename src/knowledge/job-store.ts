@@ -270,8 +270,7 @@ export async function switchGeneration(db: Db, job: JobRow, owner: string, shown
         where id = ${job.source_id} and exists (select 1 from done)
         returning id),
       old as (
-        delete from knowledge_chunks where source_id = ${job.source_id} and generation <> ${job.generation} and exists (select 1 from done)
-        returning rowid)
+        delete from knowledge_chunks where source_id = ${job.source_id} and generation <> ${job.generation} and exists (select 1 from done))
       select exists (select 1 from done) as switched, ${quiet} as quiet`.execute(db);
     if (rows[0]!.switched) return true;
     // Not switched: the lease is lost, or an endpoint listens and the event must go with the switch.

@@ -75,6 +75,10 @@ describe('builtin knowledge answers', () => {
     expect(answerFromHits('Does the label cover the address label?', [hit(text)], terms).text).toBe(
       '3. Tape the return label over the old address label.\n4. Hand the parcel to any post office. [1]',
     );
+    // A year that starts a sentence is no step.
+    expect(answerFromHits('When did the label change?', [hit('2024. The label changed to a QR code at every post office.')], terms).text).toBe(
+      '2024. The label changed to a QR code at every post office. [1]',
+    );
     expect([asksHow('How can we export a table?'), asksHow('how to reset it'), asksHow('How long do I have?'), asksHow('How many workers run?')]).toEqual([true, true, false, false]);
   });
 });

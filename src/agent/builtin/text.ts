@@ -98,14 +98,15 @@ export function sentenceLines(text: string): Sentence[] {
       }
       if (header) return [{ text: rowSentence(header, line), line: i, step: false, row: true }];
     } else header = null;
-    // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own.
+    // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own;
+    // so does a year that starts a line ("2024. We moved"), which is no step.
     const number = /^\s*(\d+[.)])\s+/.exec(line);
     const body = number ? line.slice(number[0].length) : line;
     return body
       .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u)
       .map((s) => s.replace(/^[\s#>*-]+/, '').trim())
       .filter((s) => s.length > 0)
-      .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, line: i, step: number !== null, row: false }));
+      .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, line: i, step: number !== null && number[1]!.length <= 4, row: false }));
   });
 }
 
