@@ -6,6 +6,7 @@ import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../te
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { base62 } from '../lib/ids.js';
 import { hashKey, signUserId } from '../lib/keys.js';
+import { createSource } from '../knowledge/sources.js';
 import { listProjects } from '../projects/projects.js';
 import type { Store } from '../store/index.js';
 
@@ -80,6 +81,22 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     for (const p of projects) expect(table.stdout).toMatch(new RegExp(`^${p.id}\\s+${p.name}\\s+${p.createdAt}$`, 'm'));
     const json = await cli(['project', 'list', '--json']);
     expect(JSON.parse(json.stdout)).toEqual({ projects });
+  });
+
+  it('project delete asks for --yes, then deletes the project with its knowledge sources and their jobs', async () => {
+    const project = JSON.parse((await cli(['project', 'create', '--name', 'Short-lived', '--json'])).stdout).project;
+    const source = await createSource(t.deps, project.id, { type: 'text', payload: 'A page about parcels.' });
+    const refused = await cli(['project', 'delete', project.id]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('add --yes to go ahead');
+    expect(await store.db.selectFrom('projects').select('id').where('id', '=', project.id).execute()).toHaveLength(1);
+
+    const res = await cli(['project', 'delete', project.id, '--yes']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toBe(`Deleted project ${project.id} and everything in it.\n`);
+    expect(await store.db.selectFrom('projects').select('id').where('id', '=', project.id).execute()).toEqual([]);
+    expect(await store.db.selectFrom('knowledge_sources').select('id').where('id', '=', source.id).execute()).toEqual([]);
+    expect(await store.db.selectFrom('knowledge_jobs').select('id').where('project_id', '=', project.id).execute()).toEqual([]);
   });
 
   it('key create, list and revoke work on the stored rows, and a revoked key is refused', async () => {

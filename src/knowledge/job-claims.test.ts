@@ -161,6 +161,23 @@ describe.each(dialects)('one running job per source ($name)', (dialect) => {
     expect({ statuses: [...statuses], claimErrors }).toEqual({ statuses: [204], claimErrors: [] });
   });
 
+  // PostgreSQL only, as above.
+  if (dialect.name === 'postgres') it('a project deleted while a worker claims one of its jobs is deleted, and the claim goes through', async () => {
+    // The same lock order for a project's delete, whose cascade runs project → sources → jobs.
+    const statuses = new Set<number>();
+    const claimErrors: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const { project } = await createProject(t);
+      await createSource(t.deps, project.id, { type: 'text', payload: `Document ${i} about parcels.` });
+      const [, res] = await Promise.all([
+        claimJob(db(), 'worker_a', 60_000).catch((err: Error) => void claimErrors.push(err.message)),
+        t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${project.id}`, headers: adminAuth() }),
+      ]);
+      statuses.add(res.statusCode);
+    }
+    expect({ statuses: [...statuses], claimErrors }).toEqual({ statuses: [204], claimErrors: [] });
+  });
+
   it('the migration keeps one running job per source of a database that holds several, and then refuses more', async () => {
     const { project } = await createProject(t);
     const source = await createSource(t.deps, project.id, { type: 'text', payload: 'Three jobs ran at once.' });

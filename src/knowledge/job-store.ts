@@ -53,6 +53,14 @@ export async function deleteSourceJobs(db: Kysely<Database> | Transaction<Databa
 }
 
 /**
+ * Deletes a project's knowledge jobs, in the transaction that deletes the project and before its
+ * row, for the same reason: the project's cascade runs project → sources → jobs.
+ */
+export async function deleteProjectJobs(db: Kysely<Database> | Transaction<Database>, projectId: string): Promise<void> {
+  await db.deleteFrom('knowledge_jobs').where('project_id', '=', projectId).execute();
+}
+
+/**
  * Stores a new source and queues its ingestion, atomically. PostgreSQL: one statement (the source's
  * INSERT in a CTE), one round trip and one commit, which waits for the disk: the caller is told the
  * source exists. SQLite: the two INSERTs in a transaction.

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX, isInstanceAdmin, visibleProjectIds } from '../../http/auth.js';
 import { Forbidden } from '../../lib/errors.js';
-import { createProject, deleteProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
+import { createProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
 import { adminProject } from './access.js';
 import {
   adminError,
@@ -18,7 +18,7 @@ import {
   projectWrapped,
 } from './admin-schema.js';
 import { createKeyBody, createProjectBody, patchProjectBody } from './schema.js';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
+import { createApiKey, listApiKeys, removeProject, revokeApiKey } from './service.js';
 
 const ADMIN = `${API_PREFIX}/admin`;
 
@@ -113,7 +113,7 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       await adminProject(request, request.params.projectId);
-      await deleteProject(db, request.params.projectId);
+      await removeProject(db, request.params.projectId);
       return reply.code(204).send(null);
     },
   });

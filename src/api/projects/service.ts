@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
+import { deleteProjectJobs } from '../../knowledge/job-store.js';
 import type { KeyKind } from '../../lib/keys.js';
 import { createKey, listKeys, revokeKey, type ApiKeyRow } from '../../projects/keys.js';
+import { deleteProject } from '../../projects/projects.js';
 import type { Database } from '../../store/index.js';
 import type { ApiKey } from './schema.js';
 
@@ -32,4 +34,16 @@ export async function listApiKeys(db: Db, projectId: string): Promise<ApiKey[]> 
 
 export async function revokeApiKey(db: Db, projectId: string, keyId: string): Promise<ApiKey> {
   return toApiKey(await revokeKey(db, projectId, keyId));
+}
+
+/**
+ * Deletes a project and everything in it, atomically. Its knowledge jobs go first: a worker claiming
+ * one locks the job's row and then its source's, and the project's cascade (project → sources →
+ * jobs) would take them the other way round (on PostgreSQL, a deadlock and a 500 for the delete).
+ */
+export async function removeProject(db: Db, projectId: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await deleteProjectJobs(trx, projectId);
+    await deleteProject(trx, projectId);
+  });
 }

@@ -1,6 +1,7 @@
 import { createProjectBody, patchProjectBody } from '../../api/projects/schema.js';
+import { removeProject } from '../../api/projects/service.js';
 import type { Project } from '../../projects/project.js';
-import { createProject, deleteProject, getProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
+import { createProject, getProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
 import { jsonOption, option, parseCommand, parseInput, printJson, printTable, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
@@ -119,7 +120,7 @@ async function remove(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { yes: { type: 'boolean' } }, usage, ONE_PROJECT);
   if (cmd.help) return printUsage(usage);
   if (!cmd.values.yes) throw new UsageError('Deleting a project deletes everything in it: add --yes to go ahead', usage);
-  await withStore((store) => deleteProject(store.db, cmd.positionals[0]!));
+  await withStore((store) => removeProject(store.db, cmd.positionals[0]!));
   process.stdout.write(`Deleted project ${cmd.positionals[0]} and everything in it.\n`);
   return 0;
 }
