@@ -2,8 +2,9 @@ import { SqliteAdapter, sql, type Kysely, type Selectable, type Transaction } fr
 import { base62, newId, now } from '../lib/ids.js';
 import { withoutFlushWait } from '../store/commit.js';
 import { isUniqueViolation } from '../store/index.js';
-import type { Database, KnowledgeJobsTable, KnowledgeSourcesTable } from '../store/schema.js';
+import type { Database, KnowledgeJobsTable } from '../store/schema.js';
 import { enqueueEvent, withoutEndpoints } from '../webhooks/events.js';
+import type { SourceRow } from './ingest.js';
 
 /**
  * The job queue's statements, in the two forms of the store. On PostgreSQL each step of a job is one
@@ -15,7 +16,6 @@ import { enqueueEvent, withoutEndpoints } from '../webhooks/events.js';
  */
 
 export type JobRow = Selectable<KnowledgeJobsTable>;
-export type SourceRow = Selectable<KnowledgeSourcesTable>;
 type Db = Kysely<Database>;
 
 const onSqlite = (db: Kysely<Database> | Transaction<Database>) => db.getExecutor().adapter instanceof SqliteAdapter;

@@ -59,14 +59,12 @@ export async function ingestionPending(db: Kysely<Database>, sourceId: string): 
   return active !== undefined;
 }
 
-type Job = JobRow;
-
 /**
  * Marks the job and its source failed and drops the job's generation, while `owner` holds the job:
  * a job another node took over is that node's to finish (and its chunks are in that generation).
  * Returns the outcome: `lease_lost` when the job was no longer this owner's.
  */
-async function failSource(db: Kysely<Database>, job: Job, owner: string, reason: string): Promise<JobOutcome> {
+async function failSource(db: Kysely<Database>, job: JobRow, owner: string, reason: string): Promise<JobOutcome> {
   const at = now();
   return db.transaction().execute(async (trx) => {
     const res = await trx
@@ -102,7 +100,7 @@ class WorkerStopped extends Error {}
  * Puts a job that its worker gave up on at shutdown back in the queue. The attempt is not counted:
  * it did not crash. Its half-written generation is cleared by the next attempt.
  */
-async function requeue(db: Kysely<Database>, job: Job, owner: string): Promise<void> {
+async function requeue(db: Kysely<Database>, job: JobRow, owner: string): Promise<void> {
   const at = now();
   await db.transaction().execute(async (trx) => {
     const res = await trx
@@ -148,6 +146,10 @@ async function runJob(
   // What the source's row shows, and the last report (written at the switch if not before).
   let shown: Progress = { pagesDone: 0, pagesTotal: source.pages_total, chunksDone: 0 };
   let latest = shown;
+  const leaseLost = (): JobOutcome => {
+    options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
+    return 'lease_lost';
+  };
   const heartbeat = setInterval(() => void renew().catch(() => undefined), Math.max(50, options.leaseMs / 3));
   try {
     const runtime = deps.knowledge;
@@ -208,12 +210,9 @@ async function runJob(
         },
       },
     );
-    if (!switched) {
-      // Another node took the job over (this one stalled past its lease): the job is its to finish.
-      // Not an ingestion failure: failing the source here would fail that node's job and drop its chunks.
-      options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
-      return 'lease_lost';
-    }
+    // Not switched: another node took the job over (this one stalled past its lease), and it is that
+    // node's to finish. Not an ingestion failure: failing the source would fail that node's job and drop its chunks.
+    if (!switched) return leaseLost();
     // This node's searches learn the new content at once; other nodes within seconds (see search/index.ts).
     runtime.search.forget(source.project_id);
     return 'done';
@@ -224,10 +223,7 @@ async function runJob(
       await requeue(db, job, owner);
       return 'requeued';
     }
-    if (abort.signal.aborted) {
-      options.log?.warn({ jobId: job.id }, 'knowledge job lease lost; another node continues it');
-      return 'lease_lost';
-    }
+    if (abort.signal.aborted) return leaseLost();
     if (isUnavailable(err)) {
       // Not the source's fault: the job is retried once its lease runs out (counted as an attempt).
       options.log?.warn({ jobId: job.id, sourceId: source.id, err: { message: (err as Error).message } }, 'knowledge ingestion interrupted: database unavailable');

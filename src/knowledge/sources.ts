@@ -1,15 +1,16 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { stripNul } from '../lib/nul.js';
-import type { Database, KnowledgeSourcesTable } from '../store/schema.js';
+import type { Database } from '../store/schema.js';
+import type { SourceRow } from './ingest.js';
 import { deleteSourceJobs, insertSourceWithJob } from './job-store.js';
 import { enqueueIngestion, ingestionPending } from './jobs.js';
 import type { KnowledgeDeps } from './runtime.js';
 import type { KnowledgeHit, SourceType } from './types.js';
 
 type Db = Kysely<Database>;
-export type SourceRow = Selectable<KnowledgeSourcesTable>;
+export type { SourceRow } from './ingest.js';
 
 /** What a new source is made of, whichever way it arrived (JSON body, uploaded file, CLI). */
 export interface NewSource {

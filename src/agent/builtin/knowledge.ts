@@ -109,10 +109,11 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   const cited: CitedSource[] = [];
   const paragraphs: string[] = [];
   const lead = scored[0]!;
+  const procedure = asksHow(question);
   for (const s of scored) {
     if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
     if (used.size > 0 && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
-    const excerpt = bestExcerpt(terms, s.hit.text, asksHow(question));
+    const excerpt = bestExcerpt(terms, s.hit.text, procedure);
     if (!excerpt) continue;
     used.add(s.hit.sourceId);
     cited.push(sources.find((src) => src.sourceId === s.hit.sourceId)!);
