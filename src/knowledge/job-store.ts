@@ -144,8 +144,12 @@ export interface ClaimedJob {
   fresh: boolean;
 }
 
-/** Never claimed: what a job looks like between its INSERT and its first claim. */
-const untouched = sql<boolean>`(attempts = 0 and updated_at = created_at)`;
+/**
+ * Never claimed: what a job looks like between its INSERT and its first claim. A claim sets the
+ * lease and a job given back at shutdown keeps it (set to when it was given back); a job requeued
+ * by migration 016 was touched after it was queued.
+ */
+const untouched = sql<boolean>`(attempts = 0 and lease_until is null and updated_at = created_at)`;
 
 /**
  * Claims the oldest claimable job (queued, or running under a lease that has run out: its node

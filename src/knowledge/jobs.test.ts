@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { search, waitForSource } from '../../test/support/knowledge.js';
 import { newId } from '../lib/ids.js';
@@ -83,6 +83,55 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       expect((await search(t.app, project.id, 'weekdays')).results).toHaveLength(1);
     } finally {
       await worker.stop();
+    }
+  });
+
+  it('a job given back at shutdown in the millisecond it was queued still starts clean on its next run', async () => {
+    const { project } = await createProject(t);
+    let requested!: () => void;
+    const pageRequested = new Promise<void>((r) => (requested = r));
+    let answer = false;
+    const server = createServer((req, res) => {
+      if (req.url === '/robots.txt') return void res.writeHead(404).end();
+      // The first run's page never comes: the worker is stopped while it waits.
+      if (!answer) return requested();
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Hours</title></head><body><main><p>The store opens at nine on weekdays.</p></main></body></html>');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const addressPolicy = (a: string) => a === '127.0.0.1' || isPublicAddress(a);
+    // The clock stands still from the job's creation to its hand-back, as it can between nodes
+    // whose clocks differ: the queued row's times alone cannot tell the two apart.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let job;
+    try {
+      const source = await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/hours`, options: { maxDepth: 0 } });
+      job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
+      const first = startKnowledgeWorker(t.deps, { pollMs: 20, leaseMs: 60_000, addressPolicy });
+      await pageRequested;
+      // The first run had written a chunk of its generation before it was stopped.
+      await db()
+        .insertInto('knowledge_chunks')
+        .values({
+          id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
+          title: 'Hours', heading_path: '[]', headings: '', url: null, text: 'Half written by the first run.', embedding: null,
+        })
+        .execute();
+      await first.stop();
+      const given = await db().selectFrom('knowledge_jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
+      expect(given).toMatchObject({ status: 'queued', attempts: 0, updated_at: job.created_at });
+    } finally {
+      vi.useRealTimers();
+    }
+    answer = true;
+    const second = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy });
+    try {
+      expect((await waitForSource(t.app, project.id, job.source_id)).status).toBe('ready');
+      const rows = await db().selectFrom('knowledge_chunks').select('text').where('source_id', '=', job.source_id).execute();
+      expect(rows.map((r) => r.text)).toEqual(['The store opens at nine on weekdays.']);
+    } finally {
+      await second.stop();
+      await new Promise((r) => server.close(r));
     }
   });
 

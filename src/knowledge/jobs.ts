@@ -98,14 +98,16 @@ class WorkerStopped extends Error {}
 
 /**
  * Puts a job that its worker gave up on at shutdown back in the queue. The attempt is not counted:
- * it did not crash. Its half-written generation is cleared by the next attempt.
+ * it did not crash. Its half-written generation is cleared by the next attempt, which knows it is
+ * not the first by the lease kept here: attempts and times alone can read as never claimed when the
+ * job is given back in the millisecond it was queued (clocks of two nodes differ).
  */
 async function requeue(db: Kysely<Database>, job: JobRow, owner: string): Promise<void> {
   const at = now();
   await db.transaction().execute(async (trx) => {
     const res = await trx
       .updateTable('knowledge_jobs')
-      .set({ status: 'queued', lease_owner: null, lease_until: null, attempts: sql`attempts - 1`, updated_at: at })
+      .set({ status: 'queued', lease_owner: null, lease_until: at, attempts: sql`attempts - 1`, updated_at: at })
       .where('id', '=', job.id)
       .where('lease_owner', '=', owner)
       .where('status', '=', 'running')
