@@ -33,6 +33,17 @@ describe('what search learns from the content', () => {
     ]);
   });
 
+  it("brings in an everyday synonym the content uses, only for a question word it never uses", () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map([['parcel', 2], ['login', 3], ['sign', 1], ['memory', 4], ['ram', 1]]) };
+    expect(queryGroups('my package never came', lexicon, isQueryStopword)).toEqual([[['package'], ['parcel']], [['never']], [['came']]]);
+    // A member with a stopword in it ("log in") is recognised; its other members the content uses are searched.
+    expect(queryGroups("I can't log in", lexicon, isQueryStopword)).toEqual([[['log'], ['login']]]);
+    // The content says "RAM" itself: its own word finds its passages, "memory" would only blur them.
+    expect(queryGroups('add RAM', lexicon, isQueryStopword)).toEqual([[['add']], [['ram']]]);
+    // Nothing the content uses: the word stays alone.
+    expect(queryGroups('postage', lexicon, isQueryStopword)).toEqual([[['postage']]]);
+  });
+
   it('estimates how many of the project chunks a group matches, from a sample of them', () => {
     // 100 chunks sampled out of 10,000.
     const lexicon = { ...EMPTY_LEXICON, size: 100, chunks: 10_000, df: new Map([['parcel', 40], ['locker', 5], ['courier', 10]]) };
@@ -60,6 +71,10 @@ The database uses Write-Ahead Logging (WAL): changes are written to the log befo
 ## Delivery
 
 We deliver to the Netherlands, Belgium and Germany within two business days.
+
+## Damage
+
+A parcel that arrives broken is replaced free of charge: send us a photo of it.
 `;
 
 /** The lexicon at work through the search API and the tool, on both databases. */
@@ -86,6 +101,15 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     expect(wal.results[0].headingPath).toEqual(['Server guide', 'Durability']);
     const spelled = await search(t.app, projectId, 'is write ahead logging used');
     expect(spelled.results[0].headingPath).toEqual(['Server guide', 'Durability']);
+  });
+
+  it("finds the content's word for a customer's everyday one, and the tool counts it as covering the question", async () => {
+    const found = await search(t.app, projectId, 'my package came smashed');
+    expect(found.results[0].headingPath).toEqual(['Server guide', 'Damage']);
+    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
+    const out = (await tool.execute!({ query: 'my package came smashed' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    expect(out.found).toBe(true);
+    expect(out.results[0]).toMatchObject({ headingPath: ['Server guide', 'Damage'] });
   });
 
   it('hands the model only passages that cover the question, and says when nothing does', async () => {

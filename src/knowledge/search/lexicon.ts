@@ -1,13 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
+import { synonymsAt } from './synonyms.js';
 import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
 
 /**
  * What a project's own content teaches the search: how rare each term is (document frequency over
  * the project's visible chunks, for IDF weights), which camelCase identifiers it uses (so "body
  * limit" also finds `bodyLimit`), and which acronyms it defines ("Write-Ahead Logging (WAL)"), so
- * a question with either form finds the other. Learned from the chunks alone: no word list ships
- * with it.
+ * a question with either form finds the other. Learned from the chunks alone; the one word list
+ * search ships (everyday synonyms, synonyms.ts) only brings in words this content uses.
  */
 export interface Lexicon {
   /** Visible chunks counted. */
@@ -129,31 +130,54 @@ export type TermGroup = string[][];
 /**
  * The question as groups of alternatives, in order: each meaningful word; two words the content
  * joins into an identifier, with the identifier as an alternative; an acronym with its words and
- * words with their acronym. The words are letters and digits only, so no query syntax can be
- * injected into either database.
+ * words with their acronym; a word or phrase of an everyday synonym set (synonyms.ts) with the
+ * other members the content uses. The words are letters and digits only, so no query syntax can
+ * be injected into either database.
  */
 export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: string) => boolean, max = 32): TermGroup[] {
   const all = splitWords(question);
-  const words = all.filter((w) => w.length > 1 && !isStop(w) && !isStopword(w));
-  const list = words.length > 0 ? words : all;
+  const meaningful = (w: string) => w.length > 1 && !isStop(w) && !isStopword(w);
+  // The words searched for, each with its place among all the question's words.
+  const kept = all.flatMap((w, at) => (meaningful(w) ? [{ w, at }] : []));
+  const list = kept.length > 0 ? kept : all.map((w, at) => ({ w, at }));
+  const words = list.map((k) => k.w);
+  const used = (alt: string[]) => alt.every((w) => lexicon.df.has(stem(w)));
   const groups: TermGroup[] = [];
   const seen = new Set<string>();
   for (let i = 0; i < list.length && groups.length < max; i++) {
-    const w = list[i]!;
+    const w = words[i]!;
     // A phrase the content abbreviates (up to four words), or an identifier split in the question.
-    let used = 0;
-    for (let n = Math.min(4, list.length - i); n >= 2 && !used; n--) {
-      const phrase = list.slice(i, i + n).join(' ');
+    let taken = 0;
+    for (let n = Math.min(4, list.length - i); n >= 2 && !taken; n--) {
+      const phrase = words.slice(i, i + n).join(' ');
       const alts: TermGroup = [];
       if (lexicon.joined.has(phrase)) alts.push([lexicon.joined.get(phrase)!]);
       for (const a of lexicon.aliases.get(phrase) ?? []) alts.push(a.split(' '));
       if (alts.length > 0) {
-        groups.push([list.slice(i, i + n), ...alts]);
-        used = n;
+        groups.push([words.slice(i, i + n), ...alts]);
+        taken = n;
       }
     }
-    if (used) {
-      i += used - 1;
+    if (taken) {
+      i += taken - 1;
+      continue;
+    }
+    // A synonym set's member, read on all the question's words ("log in" holds a stopword).
+    const syn = synonymsAt(all, list[i]!.at);
+    if (syn) {
+      const end = list[i]!.at + syn.length;
+      let n = 1;
+      while (i + n < list.length && list[i + n]!.at < end) n++;
+      const own = words.slice(i, i + n);
+      const key = own.join(' ');
+      if (!seen.has(key)) {
+        seen.add(key);
+        // Only where the question's own word is one the content never uses: a word it uses already
+        // finds its passages, and the set's other words would only blur its ranking.
+        const alts = used(own) ? [] : syn.others.filter(used);
+        groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...alts]);
+      }
+      i += n - 1;
       continue;
     }
     if (seen.has(w)) continue;
