@@ -12,6 +12,8 @@ describe('what search learns from the content', () => {
     expect(splitWords('Set bodyLimit, max_body_size and body-limit on PostgreSQL')).toEqual([
       'set', 'body', 'limit', 'max', 'body', 'size', 'and', 'body', 'limit', 'on', 'postgresql',
     ]);
+    // A word that starts with a digit is not an identifier: "2FA" is one word, as the databases index it.
+    expect(splitWords('Turn on 2FA and utf8Mode')).toEqual(['turn', 'on', '2fa', 'and', 'utf8', 'mode']);
   });
 
   it('finds the acronyms a text defines, either way round', () => {

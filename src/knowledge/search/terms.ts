@@ -32,8 +32,9 @@ export function splitWords(text: string): string[] {
   const out: string[] = [];
   for (const w of raw) {
     const lower = w.toLowerCase();
-    // Most words have no capital at all; only a lower-case start followed by one is an identifier.
-    if (lower === w || !(w[0] === lower[0])) {
+    // Most words have no capital at all; only a lower-case letter followed by one is an identifier
+    // ("2FA" is one word, as both databases' tokenizers read it).
+    if (lower === w || !/^\p{Ll}/u.test(w)) {
       out.push(lower);
       continue;
     }
