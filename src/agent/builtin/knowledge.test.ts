@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { answerFromHits, asksHow, DONT_KNOW, looksLikeCode } from './knowledge.js';
 
-const hit = (text: string, sourceId = 'ks_a', title = 'Identity') => ({
-  chunkId: `chunk_${sourceId}`,
+const hit = (text: string, sourceId = 'ks_a', title = 'Identity', chunkId = `chunk_${sourceId}`) => ({
+  chunkId,
   sourceId,
   title,
   url: null,
@@ -64,6 +64,22 @@ describe('builtin knowledge answers', () => {
     const answer = answerFromHits('When do parcels arrive?', hits, [{ forms: [['parcel']], weight: 2 }, { forms: [['arriv']], weight: 2 }]);
     expect(answer.sources.map((s) => s.sourceId)).toEqual(['ks_express', 'ks_std']);
     expect(answer.text.startsWith('Express parcels arrive')).toBe(true);
+  });
+
+  it('quotes the passage of a source whose sentence answers, not the first one the search ranked', () => {
+    const hits = [
+      hit("We can't add a promo code to an order after it has been placed.", 'ks_promo', 'Promo codes', 'chunk_late'),
+      hit('You can use one promo code per order. A promo code can be combined with a gift card.', 'ks_promo', 'Promo codes', 'chunk_using'),
+    ];
+    const terms = [
+      { forms: [['promo']], weight: 3 },
+      { forms: [['code']], weight: 2 },
+      { forms: [['use']], weight: 1.5 },
+      { forms: [['order']], weight: 0.5 },
+    ];
+    const answer = answerFromHits('Can I use two promo codes on one order?', hits, terms);
+    expect(answer.text).toBe('You can use one promo code per order. A promo code can be combined with a gift card. [1]');
+    expect(answer.sources.map((s) => s.sourceId)).toEqual(['ks_promo']);
   });
 
   it('quotes a procedure from its first step for "how do I…", and only the step that answers a question of fact', () => {

@@ -93,8 +93,9 @@ function weightedCoverage(terms: WeightedTerm[], text: Set<string>): number {
 /**
  * Composes a cited answer from the hits, or says plainly that nothing matched. The knowledge tool
  * hands over only passages that cover the question, best first, with the question's terms weighed
- * by rarity; the answer leads with the best passage and quotes the sentences of it that cover those
- * terms. Only the sources the answer quotes are cited, numbered in the order they are quoted.
+ * by rarity; the answer leads with the best source and quotes, of its passages, the one whose
+ * sentences cover those terms best. Only the sources the answer quotes are cited, numbered in the
+ * order they are quoted.
  */
 export function answerFromHits(question: string, hits: KnowledgeHit[], weighted: WeightedTerm[] = []): { text: string; sources: CitedSource[] } {
   const asked = keywords(question);
@@ -105,19 +106,28 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
     .filter((s) => weighted.length > 0 || s.coverage >= MIN_COVERAGE);
   if (scored.length === 0) return { text: DONT_KNOW, sources: [] };
 
-  const used = new Set<string>();
-  const cited: CitedSource[] = [];
-  const paragraphs: string[] = [];
   const lead = scored[0]!;
   const procedure = asksHow(question);
+  // Each source once, in the order the search ranked it; a source's passages (chunks) compete on
+  // the sentence they would quote, since the first chunk of a page to hold the question's words is
+  // often not the one whose sentence answers it.
+  const bySource = new Map<string, Array<{ excerpt: string; score: number }>>();
   for (const s of scored) {
-    if (used.has(s.hit.sourceId) || used.size >= MAX_PASSAGES) continue;
-    if (used.size > 0 && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
+    if (s.hit !== lead.hit && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
     const excerpt = bestExcerpt(terms, s.hit.text, procedure);
     if (!excerpt) continue;
-    used.add(s.hit.sourceId);
-    cited.push(sources.find((src) => src.sourceId === s.hit.sourceId)!);
-    paragraphs.push(`${excerpt} [${cited.length}]`);
+    const list = bySource.get(s.hit.sourceId) ?? [];
+    list.push(excerpt);
+    bySource.set(s.hit.sourceId, list);
+  }
+  const cited: CitedSource[] = [];
+  const paragraphs: string[] = [];
+  for (const [sourceId, excerpts] of bySource) {
+    if (cited.length >= MAX_PASSAGES) break;
+    // Ties keep the search's order.
+    const best = excerpts.reduce((a, b) => (b.score > a.score ? b : a));
+    cited.push(sources.find((src) => src.sourceId === sourceId)!);
+    paragraphs.push(`${best.excerpt} [${cited.length}]`);
   }
   if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
   return { text: paragraphs.join('\n\n'), sources: cited };
@@ -171,7 +181,7 @@ function excerptStart(list: Sentence[], prose: boolean[], best: number, room: nu
  * lines without a header; the excerpt stops where they start. Steps keep their lines. Null when the
  * passage has nothing to quote.
  */
-function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): string | null {
+function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): { excerpt: string; score: number } | null {
   const list = sentenceLines(text);
   if (list.length === 0) return null;
   const prose = list.map((s) => (s.row || (!looksLikeCode(s.text) && !looksLikeTableRow(s.text))) && (s.step || keywords(s.text).length >= 3));
@@ -195,5 +205,5 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): s
     if (i > best && out.length + s.text.length + 1 > MAX_PASSAGE_CHARS) break;
     out += s.step && s.line !== list[i - 1]!.line ? `\n${s.text}` : ` ${s.text}`;
   }
-  return clip(out, MAX_PASSAGE_CHARS);
+  return { excerpt: clip(out, MAX_PASSAGE_CHARS), score: bestScore };
 }
