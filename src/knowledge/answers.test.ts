@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { addSource, serveSite } from '../../test/support/knowledge.js';
+import { addSource, search, serveSite } from '../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { DONT_KNOW } from '../agent/builtin/knowledge.js';
 import type { CreatedProject } from '../projects/projects.js';
@@ -33,6 +33,19 @@ To send a parcel back:
 | --- | --- | --- |
 | Netherlands | free | post office |
 | Belgium | €5.95 | parcel shop |
+`;
+
+const PROMO = `# Promo codes
+
+## Using a promo code on a placed order
+
+We can't add a promo code to an order after it has been placed. To use the code anyway, cancel the
+order and order again with the code.
+
+## Conditions
+
+Codes are not case-sensitive, so SPRING10 and spring10 work the same. The discount is shown before
+you pay. You can use one promo code per order.
 `;
 
 const SHIPPING = `# Shipping
@@ -149,6 +162,17 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
     // A row is quoted alone, each value named by its column.
     const row = streamedText((await ask(builtin, 'What is the return postage from Belgium?')).chunks);
     expect(row).toBe('Country: Belgium; Return postage: €5.95; Drop-off: parcel shop. [1]');
+  });
+
+  it('the builtin model quotes the passage of a page whose sentence answers, not the first one found', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const promo = await addSource(t.app, p.project.id, { type: 'markdown', content: PROMO });
+    // Both sections hold the question's words; the search ranks the one that repeats them first.
+    const found = await search(t.app, p.project.id, 'Can I use two promo codes on one order?');
+    expect(found.results[0]!.headingPath.at(-1)).toBe('Using a promo code on a placed order');
+    const { chunks, assistant } = await ask(p, 'Can I use two promo codes on one order?');
+    expect(streamedText(chunks)).toBe('You can use one promo code per order. [1]');
+    expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([promo.id]);
   });
 
   it('the builtin model cites a URL source with its link', async () => {
