@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auth, createProject, createTestApp, dialects, limiterKinds, type TestApp } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
 import type { CreatedProject } from '../projects/projects.js';
@@ -100,6 +100,30 @@ describe.each(dialects)('rate limits on $name', (dialect) => {
       }
       expectLimited(await sendMessage(p.publicKey), 30);
       expect((await widget(p.publicKey)).statusCode).toBe(200);
+    });
+
+    it.skipIf(kind.name !== 'memory')('starts a new count when the window of the first call ends, 60 s after it', async () => {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+      try {
+        const p = await createProject(t, { rateLimits: { general: 2 } });
+        const first = await widget(p.publicKey);
+        expectHeaders(first, 2, 1);
+        vi.setSystemTime(Date.now() + 30_000);
+        const second = await widget(p.publicKey);
+        expectHeaders(second, 2, 0);
+        // Same window: it ends 60 s after the first call, not after the latest.
+        expect(second.headers['x-ratelimit-reset']).toBe(first.headers['x-ratelimit-reset']);
+        const limited = await widget(p.publicKey);
+        expectLimited(limited, 2);
+        expect(Number(limited.headers['retry-after'])).toBe(30);
+        vi.setSystemTime(Date.now() + 30_000);
+        const next = await widget(p.publicKey);
+        expect(next.statusCode).toBe(200);
+        expectHeaders(next, 2, 1);
+        expect(Number(next.headers['x-ratelimit-reset'])).toBe(Number(first.headers['x-ratelimit-reset']) + 60);
+      } finally {
+        vi.useRealTimers();
+      }
     });
 
     it("applies the project's settings.rateLimits overrides per bucket", async () => {
