@@ -35,7 +35,7 @@ export async function run(): Promise<void> {
     // CPU per request is the figure that survives a busy machine: the ratio of bare to framework
     // CPU time is the throughput ratio the server would reach with the cores to itself.
     const cpuPct = (r: LoadResult) => (r.cpuUsPerRequest && baseline.cpuUsPerRequest ? ((100 * baseline.cpuUsPerRequest) / r.cpuUsPerRequest).toFixed(1) : '?');
-    const us = (r: LoadResult) => (r.cpuUsPerRequest === null ? '?' : r.cpuUsPerRequest.toFixed(0));
+    const us = (r: LoadResult) => (r.cpuUsPerRequest === null ? '?' : r.cpuUsPerRequest.toFixed(1));
     console.log(
       `/widget/config: ${pct(config)}% of bare node:http req/s, p99 ${config.p99} ms (goal ≥ 70%, p99 < 20 ms); ` +
         `server CPU ${us(config)} µs/req vs bare ${us(baseline)} µs/req = ${cpuPct(config)}% of bare's efficiency`,
