@@ -26,7 +26,7 @@ interface Window {
  * microtask queue on every request (`npm run bench api`); a call here is a few map lookups.
  * Ended windows are swept once a window, instead of one timer per key.
  */
-export class MemoryWindows {
+class MemoryWindows {
   private readonly counts = new Map<Bucket, Map<number, Map<string, Window>>>();
   private sweepAt = 0;
 
