@@ -4,7 +4,7 @@ import { roleAllows, type Permission } from '../accounts/types.js';
 import { Forbidden, HttpError, NotFound, TooManyRequests, Unauthorized } from '../lib/errors.js';
 import { hashKey, keyKind, safeEqual } from '../lib/keys.js';
 import type { TtlCache } from '../lib/ttl-cache.js';
-import { DEFAULT_LIMITS, type Bucket, type RateLimitDecision } from '../limits/index.js';
+import { DEFAULT_LIMITS, type Bucket } from '../limits/index.js';
 import { findKeyOwner, touchKey, type KeyOwner } from '../projects/keys.js';
 import { clientAddress, proxyTrust } from './client-address.js';
 import type { AuthRequirement, Caller } from './context.js';
@@ -71,32 +71,23 @@ export function registerAuth(app: FastifyInstance): void {
   });
   const owners = app.caches.create<KeyOwner>();
   const trust = proxyTrust(app.deps.config.TRUST_PROXY);
-
-  // The check runs synchronously unless it must wait for a lookup: a key not in the cache, a
-  // session cookie, a count in Redis. A cached key counted in memory (nearly every runtime call on
-  // one node) then costs no promise and no trip through the microtask queue (npm run bench api).
-  const authenticate = (request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     // CORS preflights carry no credentials (browsers strip them); @fastify/cors answers them.
     if (request.method === 'OPTIONS') return;
     const required = requirement(request);
     if (required === 'none') return;
+
     const key = presentedKey(request);
-    const caller = key ? resolveCaller(app, key, required, owners) : null;
-    if (caller instanceof Promise) return caller.then((found) => withSession(request, reply, required, key, found));
-    return withSession(request, reply, required, key, caller);
-  };
-
-  // The dashboard's session cookie counts where no header credential is given, on admin routes
-  // only. It is read from the database on every request: a session ended on one node is ended on all.
-  const withSession = (request: FastifyRequest, reply: FastifyReply, required: Exclude<Requirement, 'none'>, key: string | null, caller: Caller | null) => {
+    let caller = key ? resolveCaller(app, key, required, owners) : null;
+    if (caller instanceof Promise) caller = await caller;
+    // The dashboard's session cookie counts where no header credential is given, on admin routes
+    // only. It is read from the database on every request: a session ended on one node is ended on all.
     const cookie = !key && required !== 'runtime' ? sessionToken(request) : null;
-    if (!cookie) return count(request, reply, required, key, caller);
-    return findSession(app.deps.store.db, cookie).then((session) =>
-      count(request, reply, required, key, session ? { type: 'user', session } : caller),
-    );
-  };
+    if (cookie) {
+      const session = await findSession(app.deps.store.db, cookie);
+      if (session) caller = { type: 'user', session };
+    }
 
-  const count = (request: FastifyRequest, reply: FastifyReply, required: Exclude<Requirement, 'none'>, key: string | null, caller: Caller | null) => {
     const admin = required === 'admin';
     const bucket: Bucket = admin ? 'admin' : (request.routeOptions.config.bucket ?? 'general');
     const owner = caller?.type === 'key' ? caller.owner : null;
@@ -107,13 +98,7 @@ export function registerAuth(app: FastifyInstance): void {
     const rateKey = admin
       ? caller?.type === 'user' ? `user:${caller.session.user.id}` : caller ? `cred:${hashKey(key!).slice(0, 32)}` : `ip:${ip}`
       : owner ? `${owner.project.id}:${ip}` : `ip:${ip}`;
-    const decision = app.deps.limiter.consume(bucket, limit, rateKey);
-    if (decision instanceof Promise) return decision.then((counted) => admit(request, reply, bucket, caller, counted));
-    admit(request, reply, bucket, caller, decision);
-  };
-
-  // Headers are set before any error is thrown, so 401s, 403s and 404s carry them too.
-  const admit = (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, caller: Caller | null, decision: RateLimitDecision): void => {
+    const decision = await app.deps.limiter.consume(bucket, limit, rateKey);
     reply.header('x-ratelimit-limit', decision.limit);
     reply.header('x-ratelimit-remaining', decision.remaining);
     reply.header('x-ratelimit-reset', decision.reset);
@@ -128,24 +113,13 @@ export function registerAuth(app: FastifyInstance): void {
       if (!SAFE_METHODS.has(request.method) && !fromOwnOrigin(request, app.deps.config.ANSWERDESK_PUBLIC_URL)) throw Forbidden('Forbidden');
       authorizeSession(request, caller);
     }
-    if (caller.type === 'key') {
-      if (bucket !== 'admin') checkOrigin(request, caller.owner);
-      touchKey(app.deps.store.db, caller.owner)?.catch((err: unknown) => request.log.warn({ err }, 'could not record key use'));
+    if (owner) {
+      if (!admin) checkOrigin(request, owner);
+      touchKey(app.deps.store.db, owner)?.catch((err: unknown) => request.log.warn({ err }, 'could not record key use'));
     }
   };
-
   app.decorate('authenticate', authenticate);
-  // A callback hook: an async one would cost a promise and a microtask even when nothing waits.
-  app.addHook('onRequest', (request, reply, done) => {
-    let pending: void | Promise<void>;
-    try {
-      pending = authenticate(request, reply);
-    } catch (err) {
-      return done(err as Error);
-    }
-    if (pending) pending.then(() => done(), done);
-    else done();
-  });
+  app.addHook('onRequest', authenticate);
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

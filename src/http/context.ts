@@ -30,11 +30,8 @@ declare module 'fastify' {
     deps: AppDeps;
     /** Per-node caches of hot, rarely changed reads; cleared by any admin write on this node. */
     caches: CacheGroup;
-    /**
-     * The auth and rate-limit check every request passes (an onRequest hook; see http/auth.ts):
-     * synchronous (it throws what it refuses) unless it had to wait for a lookup.
-     */
-    authenticate(request: FastifyRequest, reply: FastifyReply): void | Promise<void>;
+    /** The auth and rate-limit check every request passes (an onRequest hook; see http/auth.ts). */
+    authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
     /** The answers this node is running: capped per node and per project, drained at shutdown. */
     answers: InFlightAnswers;
   }

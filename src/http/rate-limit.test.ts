@@ -102,7 +102,7 @@ describe.each(dialects)('rate limits on $name', (dialect) => {
       expect((await widget(p.publicKey)).statusCode).toBe(200);
     });
 
-    it.skipIf(kind.name !== 'memory')('starts a new count when the window of the first call ends, 60 s after it', async () => {
+    if (kind.name === 'memory') it('starts a new count when the window of the first call ends, 60 s after it', async () => {
       vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
       try {
         const p = await createProject(t, { rateLimits: { general: 2 } });

@@ -22,12 +22,7 @@ export interface RateLimitDecision {
  */
 export interface RateLimiter {
   readonly kind: 'memory' | 'redis';
-  /**
-   * Counts one call of `key` in `bucket`. The memory form answers at once, without a promise (a
-   * count on every request: see memory.ts); the Redis form answers when Redis (or, while it is
-   * away, the memory fallback) has counted.
-   */
-  consume(bucket: Bucket, limit: number, key: string): RateLimitDecision | Promise<RateLimitDecision>;
+  consume(bucket: Bucket, limit: number, key: string): Promise<RateLimitDecision>;
   /**
    * Counts failures (a wrong password) per key over a window of its own: `blocked` says, without
    * counting, whether `limit` failures are already counted in the window; `fail` counts one more.
