@@ -115,40 +115,100 @@ export function textToPage(text: string, title: string, url: string | null = nul
 
 const normalize = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim();
 
+/** Elements that hold no words of the page. */
+const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'form', 'button']);
+/** ARIA landmarks that are a page's boilerplate, the role equivalents of nav, footer and aside. */
+const BOILERPLATE_ROLES = new Set(['navigation', 'contentinfo', 'complementary', 'search']);
+const INLINE = new Set(['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br', 'kbd', 'var', 'samp', 'q', 'cite', 'u', 's', 'dfn', 'font']);
+const BOILERPLATE_SELECTOR = 'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="complementary"], [role="search"]';
+
+const skipped = (el: Element) => SKIPPED.has(el.tagName.toLowerCase()) || BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase());
+
+/**
+ * A node's text with its line breaks: `<br>` and the edges of block elements are line breaks, which
+ * `textContent` drops, so "-t pattern<br>--table=pattern" would read "-t pattern--table=pattern".
+ */
+function textOf(node: Node): string {
+  // A line break in the source is a space: only <br> and block edges break a line.
+  if (node.nodeType === 3) return (node.textContent ?? '').replace(/\s+/g, ' ');
+  if (node.nodeType !== 1) return '';
+  const el = node as Element;
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'br') return '\n';
+  if (skipped(el)) return '';
+  const inner = Array.from(el.childNodes).map(textOf).join('');
+  return INLINE.has(tag) ? inner : `\n${inner}\n`;
+}
+
+/** Text on one line (a heading, a list item, a table cell, a term): line breaks become spaces. */
+const oneLine = (node: Node) => normalize(textOf(node));
+
+/** Text of a paragraph: spaces collapsed within lines, `<br>` kept as a line break. */
+function paragraph(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => normalize(line))
+    .filter(Boolean)
+    .join('\n');
+}
+
+/**
+ * Small print: an element whose words are all inside `<small>`, HTML's element for side comments
+ * such as legal text and a page's "last modified" stamp (SQLite's pages end with one in a plain
+ * paragraph), not what the page says.
+ */
+function smallPrint(nodes: Node[]): boolean {
+  let inside = false;
+  let outside = false;
+  const visit = (node: Node, small: boolean) => {
+    if (node.nodeType === 3) {
+      if ((node.textContent ?? '').trim()) {
+        if (small) inside = true;
+        else outside = true;
+      }
+    } else if (node.nodeType === 1) {
+      const inSmall = small || (node as Element).tagName.toLowerCase() === 'small';
+      for (const child of Array.from(node.childNodes)) visit(child, inSmall);
+    }
+  };
+  for (const node of nodes) visit(node, false);
+  return inside && !outside;
+}
+
 /** Walks the main-content DOM in reading order, turning elements into blocks. */
 function domBlocks(node: Element, out: Block[]): void {
-  let loose = '';
+  let loose: Node[] = [];
   const flushLoose = () => {
-    const text = normalize(loose);
-    if (text) out.push({ kind: 'text', text });
-    loose = '';
+    const text = paragraph(loose.map(textOf).join(''));
+    if (text && !smallPrint(loose)) out.push({ kind: 'text', text });
+    loose = [];
   };
   for (const child of Array.from(node.childNodes)) {
     if (child.nodeType === 3) {
-      loose += child.textContent ?? '';
+      loose.push(child);
       continue;
     }
     if (child.nodeType !== 1) continue;
     const el = child as Element;
     const tag = el.tagName.toLowerCase();
-    if (/^h[1-6]$/.test(tag)) {
+    if (skipped(el)) {
+      continue;
+    } else if (/^h[1-6]$/.test(tag)) {
       flushLoose();
-      const text = normalize(el.textContent);
+      const text = oneLine(el);
       if (text) out.push({ kind: 'heading', level: Number(tag[1]), text, anchor: el.getAttribute('id') || slugify(text) });
     } else if (tag === 'p') {
       flushLoose();
-      const text = normalize(el.textContent);
-      if (text) out.push({ kind: 'text', text });
+      const text = paragraph(textOf(el));
+      if (text && !smallPrint([el])) out.push({ kind: 'text', text });
     } else if (tag === 'ul' || tag === 'ol') {
       flushLoose();
       const items = Array.from(el.children).filter((c) => c.tagName.toLowerCase() === 'li');
-      const lines = items.map((li, i) => `${tag === 'ol' ? `${i + 1}.` : '-'} ${normalize(li.textContent)}`);
+      const lines = items.map((li, i) => `${tag === 'ol' ? `${i + 1}.` : '-'} ${oneLine(li)}`);
       if (lines.length) out.push({ kind: 'list', text: lines.join('\n') });
     } else if (tag === 'table') {
       flushLoose();
-      const rows = Array.from(el.querySelectorAll('tr')).map(
-        (tr) => `| ${Array.from(tr.children).map((c) => normalize(c.textContent)).join(' | ')} |`,
-      );
+      const rows = Array.from(el.querySelectorAll('tr')).map((tr) => `| ${Array.from(tr.children).map((c) => oneLine(c)).join(' | ')} |`);
       if (rows.length) {
         const width = (rows[0]!.match(/\|/g)?.length ?? 2) - 1;
         out.push({ kind: 'table', text: [rows[0], `|${' --- |'.repeat(width)}`, ...rows.slice(1)].join('\n') });
@@ -157,10 +217,8 @@ function domBlocks(node: Element, out: Block[]): void {
       flushLoose();
       const text = (el.textContent ?? '').trim();
       if (text) out.push({ kind: 'code', text });
-    } else if (['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'form', 'button'].includes(tag)) {
-      continue;
-    } else if (['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br'].includes(tag)) {
-      loose += tag === 'br' ? ' ' : (el.textContent ?? '');
+    } else if (INLINE.has(tag)) {
+      loose.push(el);
     } else {
       flushLoose();
       domBlocks(el, out);
@@ -170,9 +228,10 @@ function domBlocks(node: Element, out: Block[]): void {
 }
 
 /**
- * An HTML page's main content as structure. Readability (the algorithm behind Firefox's reader
- * view) drops navigation, sidebars, footers and other boilerplate; when it finds no article, the
- * body without its nav/header/footer/aside is used.
+ * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
+ * footer, aside and their ARIA landmark roles) are dropped first; Readability (the algorithm behind
+ * Firefox's reader view) then finds the article among what is left. When it finds none, the body
+ * without those and its header is used.
  */
 export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
   const { document } = parseHTML(html);
@@ -181,7 +240,9 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
   let article: { content?: string | null } | null = null;
   try {
     // Readability mutates the document it reads; give it a copy and keep the original for the fallback.
-    article = new Readability(parseHTML(html).document as unknown as Document, { charThreshold: 100 }).parse();
+    const copy = parseHTML(html).document;
+    for (const el of Array.from(copy.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
+    article = new Readability(copy as unknown as Document, { charThreshold: 100 }).parse();
   } catch {
     article = null;
   }
@@ -197,7 +258,7 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     }
   }
   if (blocks.filter((b) => b.kind !== 'heading').length === 0 && document.body) {
-    for (const el of Array.from(document.body.querySelectorAll('nav, header, footer, aside, script, style, noscript'))) el.remove();
+    for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
     blocks.length = 0;
     domBlocks(document.body as unknown as Element, blocks);
   }

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { htmlToPage } from './extract.js';
+
+const page = (body: string) => htmlToPage(`<html><head><title>Manual</title></head><body>${body}</body></html>`, null);
+const texts = (body: string) => page(body).blocks.filter((b) => b.kind !== 'heading').map((b) => b.text);
+
+describe('htmlToPage', () => {
+  it('reads <br> as a line break, also inside inline elements, and block edges as spaces on one line', () => {
+    expect(texts('<main><h1>Dump</h1><p><b>PRAGMA recursive_triggers;<br>PRAGMA recursive_triggers = </b><i>boolean</i>;</p></main>')).toEqual([
+      'PRAGMA recursive_triggers;\nPRAGMA recursive_triggers = boolean;',
+    ]);
+    // A line break in the source is a space, as a browser shows it.
+    expect(texts('<main><h1>Dump</h1><p>Dump only\n   tables.</p></main>')).toEqual(['Dump only tables.']);
+    expect(texts('<main><h1>Dump</h1><ul><li><code>-t</code><br><code>--table</code></li><li><p>One.</p><p>Two.</p></li></ul></main>')).toEqual([
+      '- -t --table\n- One. Two.',
+    ]);
+  });
+
+  it('drops the page’s footer, navigation and sidebars, as elements or ARIA landmarks, and small print', () => {
+    const body =
+      '<div role="navigation"><a href="/">Zephyrnav home</a></div>' +
+      '<main><h1>Autoincrement</h1><p>Any attempt to use AUTOINCREMENT on a WITHOUT ROWID table results in an error. '.repeat(3) +
+      '</p><div role="complementary">Zephyraside related pages</div>' +
+      '<p align="center"><small><i>This page last modified on <a href="/finfo">2017-02-02 23:55:23</a> UTC </i></small></p>' +
+      '<p>The limit is 2<sup><small>64</small></sup> rows.</p></main>' +
+      '<div role="contentinfo">Zephyrfooter copyright</div><footer>Zephyrfooter links</footer>';
+    const all = texts(body).join('\n');
+    expect(all).toContain('results in an error.');
+    // <small> inside a sentence is part of it; a paragraph that is all small print is not content.
+    expect(all).toContain('The limit is 264 rows.');
+    expect(all).not.toMatch(/last modified|Zephyr/);
+  });
+});
