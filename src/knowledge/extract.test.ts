@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { chunkPage } from './chunk.js';
 import { htmlToPage } from './extract.js';
 
 const page = (body: string) => htmlToPage(`<html><head><title>Manual</title></head><body>${body}</body></html>`, null);
@@ -14,6 +15,26 @@ describe('htmlToPage', () => {
     expect(texts('<main><h1>Dump</h1><ul><li><code>-t</code><br><code>--table</code></li><li><p>One.</p><p>Two.</p></li></ul></main>')).toEqual([
       '- -t --table\n- One. Two.',
     ]);
+  });
+
+  it('reads a definition list as entries: each term, then its description on a line that starts with ": "', () => {
+    const more = 'It is read when the server starts and can be changed in the configuration file at any time.';
+    const dl =
+      `<main><h1>Options</h1><p>The following command-line options control the content and the format of the output. ${more}</p><dl class="variablelist">` +
+      '<dt><span class="term"><code class="option">-t <em>pattern</em></code><br><code class="option">--table=<em>pattern</em></code></span></dt>' +
+      `<dd><p>Dump only tables with names matching <em>pattern</em>.</p><pre>pg_dump -t mytab mydb</pre><p>Multiple tables can be selected. ${more}</p></dd>` +
+      `<dt>default_toast_compression (<code>enum</code>)</dt><dt>toast_compression</dt><dd><p>Sets the default TOAST compression method. ${more}</p></dd>` +
+      '</dl></main>';
+    const { blocks } = page(dl);
+    expect(blocks.slice(blocks.findIndex((b) => b.text.startsWith('-t')))).toEqual([
+      { kind: 'text', text: '-t pattern --table=pattern' },
+      { kind: 'text', text: ': Dump only tables with names matching pattern.' },
+      { kind: 'code', text: 'pg_dump -t mytab mydb' },
+      { kind: 'text', text: `Multiple tables can be selected. ${more}` },
+      { kind: 'text', text: 'default_toast_compression (enum), toast_compression' },
+      { kind: 'text', text: `: Sets the default TOAST compression method. ${more}` },
+    ]);
+    expect(chunkPage(page(dl))[0]!.text).toContain('default_toast_compression (enum), toast_compression\n\n: Sets the default TOAST compression method.');
   });
 
   it('drops the page’s footer, navigation and sidebars, as elements or ARIA landmarks, and small print', () => {

@@ -175,6 +175,44 @@ function smallPrint(nodes: Node[]): boolean {
   return inside && !outside;
 }
 
+/**
+ * A definition list's entries: the term as a block, then its description, whose first paragraph
+ * starts with ": " (the definition-list form of PHP Markdown Extra and Pandoc), so a reader of the
+ * passage can tell where an entry starts: the line above a ": " line is a term. Further blocks of a
+ * description follow as they are. Several terms of one description are one line, comma-separated.
+ */
+function definitionBlocks(dl: Element, out: Block[]): void {
+  let terms: string[] = [];
+  const flushTerms = () => {
+    if (terms.length) out.push({ kind: 'text', text: terms.join(', ') });
+    terms = [];
+  };
+  for (const child of Array.from(dl.children)) {
+    const tag = child.tagName.toLowerCase();
+    if (tag === 'div') {
+      // HTML allows an entry to be wrapped in a div.
+      flushTerms();
+      definitionBlocks(child, out);
+    } else if (tag === 'dt') {
+      const term = oneLine(child);
+      if (term) terms.push(term);
+    } else if (tag === 'dd') {
+      const described: Block[] = [];
+      domBlocks(child, described);
+      const first = described[0];
+      if (terms.length && first?.kind === 'text') {
+        // Term and description stay separate blocks: one block per entry moved chunk boundaries and
+        // measured worse (docs/knowledge.md, Answer quality).
+        out.push({ kind: 'text', text: terms.join(', ') }, { kind: 'text', text: `: ${first.text.replace(/\n/g, ' ')}` });
+        described.shift();
+        terms = [];
+      } else flushTerms();
+      out.push(...described);
+    }
+  }
+  flushTerms();
+}
+
 /** Walks the main-content DOM in reading order, turning elements into blocks. */
 function domBlocks(node: Element, out: Block[]): void {
   let loose: Node[] = [];
@@ -206,6 +244,9 @@ function domBlocks(node: Element, out: Block[]): void {
       const items = Array.from(el.children).filter((c) => c.tagName.toLowerCase() === 'li');
       const lines = items.map((li, i) => `${tag === 'ol' ? `${i + 1}.` : '-'} ${oneLine(li)}`);
       if (lines.length) out.push({ kind: 'list', text: lines.join('\n') });
+    } else if (tag === 'dl') {
+      flushLoose();
+      definitionBlocks(el, out);
     } else if (tag === 'table') {
       flushLoose();
       const rows = Array.from(el.querySelectorAll('tr')).map((tr) => `| ${Array.from(tr.children).map((c) => oneLine(c)).join(' | ')} |`);
