@@ -97,4 +97,14 @@ describe('builtin knowledge answers', () => {
     );
     expect([asksHow('How can we export a table?'), asksHow('how to reset it'), asksHow('How long do I have?'), asksHow('How many workers run?')]).toEqual([true, true, false, false]);
   });
+
+  it('reads an SQL comment as code, not as prose whose dashes are a list bullet', () => {
+    const text = [
+      'FTS5 returns rows in an arbitrary order unless the query sorts them.',
+      '-- Return the matching rows, best match first, sorted by rank relevance.',
+    ].join('\n');
+    const terms = [{ forms: [['rank']], weight: 3 }, { forms: [['match']], weight: 2 }, { forms: [['row']], weight: 1 }];
+    expect(looksLikeCode('-- Return the matching rows, best match first.')).toBe(true);
+    expect(answerFromHits('How do I sort matching rows by rank?', [hit(text)], terms).text).toBe('FTS5 returns rows in an arbitrary order unless the query sorts them. [1]');
+  });
 });

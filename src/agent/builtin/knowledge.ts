@@ -139,6 +139,8 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
  */
 export function looksLikeCode(sentence: string): boolean {
   if (/^(curl|npm|npx|export|cd|git|docker|node|ollama)\s/.test(sentence)) return true;
+  // A comment line of SQL ("-- …"), C-like languages ("// …") or a shell ("# …").
+  if (/^(--|\/\/|#)(\s|$)/.test(sentence)) return true;
   if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]|=>|\|\|/.test(sentence)) return true;
   const symbols = sentence.replace(/[\p{L}\p{N}\s.,;:'’()?!-]/gu, '').length;
   return symbols / Math.max(1, sentence.length) > 0.12;

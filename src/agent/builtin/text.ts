@@ -82,6 +82,13 @@ function rowSentence(header: string[], line: string): string {
 }
 
 /**
+ * What starts a line without being part of its words: a list bullet or a quote's angle bracket,
+ * followed by a space. A run of dashes is not one ("-- comment" is an SQL comment, "--table" an
+ * option), nor is a hash: headings are not in a passage's text, so "# …" is a code comment.
+ */
+const LINE_MARKER = /^\s*[-*•+>]\s+/;
+
+/**
  * Splits a passage into sentences, keeping list items and headings as their own lines. A table
  * with a header row gives one sentence per data row, each value named by its column; the header
  * and separator lines give none.
@@ -101,10 +108,11 @@ export function sentenceLines(text: string): Sentence[] {
     // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own;
     // so does a year that starts a line ("2024. We moved"), which is no step.
     const number = /^\s*(\d+[.)])\s+/.exec(line);
-    const body = number ? line.slice(number[0].length) : line;
+    const marker = number ? null : LINE_MARKER.exec(line);
+    const body = number ? line.slice(number[0].length) : marker ? line.slice(marker[0].length) : line;
     return body
       .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u)
-      .map((s) => s.replace(/^[\s#>*-]+/, '').trim())
+      .map((s) => s.trim())
       .filter((s) => s.length > 0)
       .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, line: i, step: number !== null && number[1]!.length <= 4, row: false }));
   });
