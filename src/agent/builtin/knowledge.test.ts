@@ -107,4 +107,32 @@ describe('builtin knowledge answers', () => {
     expect(looksLikeCode('-- Return the matching rows, best match first.')).toBe(true);
     expect(answerFromHits('How do I sort matching rows by rank?', [hit(text)], terms).text).toBe('FTS5 returns rows in an arbitrary order unless the query sorts them. [1]');
   });
+
+  it('quotes a definition-list entry with its term and stops before the next term', () => {
+    const text = [
+      'temp_buffers (integer)',
+      ': Sets the maximum amount of memory used for temporary buffers within each database session.',
+      'default_toast_compression (enum)',
+      ': This variable sets the default TOAST compression method for values of compressible columns. The default compression method is pglz.',
+      'temp_tablespaces (string)',
+      ': This variable specifies tablespaces in which to create temporary objects.',
+    ].join('\n\n');
+    const terms = [{ forms: [['toast']], weight: 4 }, { forms: [['compression']], weight: 3 }, { forms: [['default']], weight: 1 }];
+    expect(answerFromHits('What is the default TOAST compression?', [hit(text)], terms).text).toBe(
+      'default_toast_compression (enum): This variable sets the default TOAST compression method for values of compressible columns. The default compression method is pglz. [1]',
+    );
+  });
+
+  it('does not end on an introduction: it quotes what the line introduces when that fits, else stops before it', () => {
+    const intro = 'Deleting your account closes it for good after a grace period of 14 days. Before you delete your account, please note:';
+    const short = `${intro}\n\n- Gift card balances are lost.\n- Invoices are kept for 7 years.`;
+    const terms = [{ forms: [['delet']], weight: 3 }, { forms: [['account']], weight: 1 }];
+    expect(answerFromHits('What happens when I delete my account?', [hit(short)], terms).text).toBe(
+      `${intro}\n- Gift card balances are lost.\n- Invoices are kept for 7 years. [1]`,
+    );
+    const long = `${intro}\n\n${Array.from({ length: 6 }, (_, i) => `- Point ${i + 1} about the store credit and gift card balances that are lost when the account goes.`).join('\n')}`;
+    expect(answerFromHits('What happens when I delete my account?', [hit(long)], terms).text).toBe(
+      'Deleting your account closes it for good after a grace period of 14 days. [1]',
+    );
+  });
 });

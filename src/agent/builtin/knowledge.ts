@@ -175,12 +175,46 @@ function excerptStart(list: Sentence[], prose: boolean[], best: number, room: nu
   return length <= room ? start : best;
 }
 
+/** Where the passage's unit that holds sentence `i` ends: the next definition-list term starts another. */
+function nextTerm(list: Sentence[], i: number): number {
+  let j = i + 1;
+  while (j < list.length && !list[j]!.term) j++;
+  return j;
+}
+
+/**
+ * What a sentence ending with a colon introduces: the rest of its block, or the next block when it
+ * ends its own ("…as follows:" above a list or a code sample). Empty when nothing follows it.
+ */
+function introduced(list: Sentence[], intro: number): number[] {
+  const next = list[intro + 1];
+  if (!next || next.term) return [];
+  const block = next.block;
+  const out: number[] = [];
+  for (let j = intro + 1; j < list.length && list[j]!.block === block && !list[j]!.term; j++) out.push(j);
+  return out;
+}
+
+/**
+ * A sentence as it joins the excerpt after the one before it: a step, a list item or a line of what
+ * an introduction introduces (`ownLine`) on a line of its own, a description after its term's colon.
+ */
+function joined(list: Sentence[], i: number, ownLine: boolean): string {
+  const s = list[i]!;
+  const previous = list[i - 1]!;
+  if (s.line !== previous.line && (ownLine || s.step || s.item)) return `\n${s.item ? `- ${s.text}` : s.text}`;
+  return previous.term ? `: ${s.text}` : ` ${s.text}`;
+}
+
 /**
  * The sentence that covers the question best (its terms weighed by rarity), with the sentences
  * that follow it while they fit: the answer to "how do I…" usually continues after the sentence
  * that names the topic; a step of a numbered procedure is quoted with the steps before it, and a
  * table row alone, its values named by their columns. Prose wins over code, commands and table
- * lines without a header; the excerpt stops where they start. Steps keep their lines. Null when the
+ * lines without a header; the excerpt stops where they start. Steps keep their lines. A
+ * definition-list entry is quoted as a unit: from its term (when that fits), never into the next
+ * term. The excerpt does not end on a line that introduces what follows ("…as follows:"): what it
+ * introduces is quoted with it when it fits, else the excerpt stops before it. Null when the
  * passage has nothing to quote.
  */
 function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): { excerpt: string; score: number } | null {
@@ -198,14 +232,41 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): {
       bestScore = score;
     }
   });
-  const start = procedure ? excerptStart(list, prose, best, MAX_PASSAGE_CHARS) : best;
-  let out = list[start]!.text;
-  for (let i = start + 1; i < list.length && (prose[i] || i <= best); i++) {
+  let start = procedure ? excerptStart(list, prose, best, MAX_PASSAGE_CHARS) : best;
+  // The first paragraph of a description is quoted with its term, which names what it describes.
+  const back = list.slice(0, best).reverse().findIndex((s) => s.term);
+  const term = best - 1 - back;
+  if (start === best && back >= 0 && list[term + 1]!.block === list[best]!.block) {
+    const length = list.slice(term, best + 1).reduce((n, s) => n + s.text.length + 2, 0);
+    if (length <= MAX_PASSAGE_CHARS) start = term;
+  }
+  const end = nextTerm(list, best);
+  const taken = [start];
+  let length = list[start]!.text.length;
+  for (let i = start + 1; i < end && (prose[i] || i <= best); i++) {
     const s = list[i]!;
     // A table row answers on its own; the rows after it are other cases.
     if (i > best && s.row) break;
-    if (i > best && out.length + s.text.length + 1 > MAX_PASSAGE_CHARS) break;
-    out += s.step && s.line !== list[i - 1]!.line ? `\n${s.text}` : ` ${s.text}`;
+    if (i > best && length + s.text.length + 1 > MAX_PASSAGE_CHARS) break;
+    taken.push(i);
+    length += s.text.length + 1;
   }
+  // An introduction ("…as follows:") is quoted with all it introduces when that fits, or when it is
+  // the sentence that answers; else the excerpt stops before it, rather than end on it or cut its list.
+  const lines = new Set<number>();
+  const intro = taken.findIndex((i) => i >= best && list[i]!.text.endsWith(':') && introduced(list, i).some((r) => !taken.includes(r)));
+  if (intro >= 0) {
+    const rest = introduced(list, taken[intro]!);
+    taken.length = intro + 1;
+    const size = [...taken, ...rest].reduce((n, i) => n + list[i]!.text.length + 3, 0);
+    if (taken[intro] === best || size <= MAX_PASSAGE_CHARS) {
+      for (const i of rest) lines.add(i);
+      taken.push(...rest);
+    } else taken.length = intro;
+  }
+  const first = list[start]!;
+  // A list quoted from its first item shows that item's bullet too.
+  const listed = first.item && list[start - 1]?.line !== first.line && taken.some((i) => i !== start && list[i]!.item);
+  const out = taken.map((i, k) => (k > 0 ? joined(list, i, lines.has(i)) : listed ? `- ${first.text}` : first.text)).join('');
   return { excerpt: clip(out, MAX_PASSAGE_CHARS), score: bestScore };
 }

@@ -64,6 +64,15 @@ export interface Sentence {
   step: boolean;
   /** It is a table row, read with its header ("Zone: 2; Express: €14.95"). */
   row: boolean;
+  /** Index of its block: blank lines separate the blocks (paragraphs, lists, tables) of a passage. */
+  block: number;
+  /**
+   * It is the term of a definition-list entry, the line above a ": description" line (see
+   * extract.ts's definitionBlocks); the entry runs from it to the next term.
+   */
+  term: boolean;
+  /** It is on a list item's line ("- …", "* …"), whose marker is not part of its text. */
+  item: boolean;
 }
 
 const cellsOf = (line: string) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
@@ -87,6 +96,8 @@ function rowSentence(header: string[], line: string): string {
  * option), nor is a hash: headings are not in a passage's text, so "# …" is a code comment.
  */
 const LINE_MARKER = /^\s*[-*•+>]\s+/;
+/** A definition line under a term (": description"). */
+const DEFINITION = /^\s*:\s+/;
 
 /**
  * Splits a passage into sentences, keeping list items and headings as their own lines. A table
@@ -94,27 +105,40 @@ const LINE_MARKER = /^\s*[-*•+>]\s+/;
  * and separator lines give none.
  */
 export function sentenceLines(text: string): Sentence[] {
-  const lines = text.split(/\n+/);
+  const lines: string[] = [];
+  const blocks: number[] = [];
+  let block = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim()) {
+      lines.push(line);
+      blocks.push(block);
+    } else if (lines.length > 0 && blocks.at(-1) === block) block++;
+  }
   let header: string[] | null = null;
   return lines.flatMap((line, i): Sentence[] => {
+    const at = { line: i, block: blocks[i]!, term: false, item: false };
     if (isTableLine(line)) {
       if (isSeparator(line)) return [];
       if (i + 1 < lines.length && isSeparator(lines[i + 1]!)) {
         header = cellsOf(line);
         return [];
       }
-      if (header) return [{ text: rowSentence(header, line), line: i, step: false, row: true }];
+      if (header) return [{ text: rowSentence(header, line), step: false, row: true, ...at }];
     } else header = null;
+    if (i + 1 < lines.length && DEFINITION.test(lines[i + 1]!) && !DEFINITION.test(line)) {
+      return [{ text: line.trim(), step: false, row: false, ...at, term: true }];
+    }
     // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own;
     // so does a year that starts a line ("2024. We moved"), which is no step.
     const number = /^\s*(\d+[.)])\s+/.exec(line);
-    const marker = number ? null : LINE_MARKER.exec(line);
+    const marker = number ? null : (LINE_MARKER.exec(line) ?? DEFINITION.exec(line));
     const body = number ? line.slice(number[0].length) : marker ? line.slice(marker[0].length) : line;
+    const item = marker !== null && /^\s*[-*•+]/.test(marker[0]);
     return body
       .split(/(?<=[.!?])\s+(?=[\p{Lu}\p{N}"“(])/u)
       .map((s) => s.trim())
       .filter((s) => s.length > 0)
-      .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, line: i, step: number !== null && number[1]!.length <= 4, row: false }));
+      .map((s, k) => ({ text: number && k === 0 ? `${number[1]} ${s}` : s, step: number !== null && number[1]!.length <= 4, row: false, ...at, item }));
   });
 }
 
