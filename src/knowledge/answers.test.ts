@@ -55,6 +55,22 @@ const SHIPPING = `# Shipping
 Standard delivery inside the Netherlands takes two business days. Express delivery arrives the next morning before noon.
 `;
 
+/** A reference page: a definition list of settings, as manuals write them, then the page's stamp. */
+const SETTINGS = `<!doctype html><html><head><title>Client settings</title></head><body>
+<div role="navigation"><a href="/">Home</a> <a href="/next">Next page</a></div>
+<main><h1>Client settings</h1>
+<p>These settings change how each session of the server behaves. They can be set in the configuration file, or for one session with SET.</p>
+<dl>
+<dt id="temp-buffers"><code>temp_buffers</code> (<code>integer</code>)</dt>
+<dd><p>Sets the maximum amount of memory used for temporary buffers within each session of the server.</p></dd>
+<dt id="toast"><span><code>default_toast_compression</code> (<code>enum</code>)<br><code>toast_compression</code></span></dt>
+<dd><p>This variable sets the default TOAST compression method for values of compressible columns. The default compression method is pglz.</p></dd>
+<dt id="temp-tablespaces"><code>temp_tablespaces</code> (<code>string</code>)</dt>
+<dd><p>This variable names the tablespaces in which temporary objects are created when a command names none.</p></dd>
+</dl>
+<p align="center"><small><i>This page last modified on <a href="/changes">2024-02-02 23:55:23</a> UTC</i></small></p>
+</main></body></html>`;
+
 /** A streamed answer cites the source its passage came from, through a real model provider and the builtin model. */
 describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
   let fake: FakeOpenAICompatible;
@@ -187,5 +203,23 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
     expect(streamedText(chunks)).toBe(`${DONT_KNOW} I can also put you in touch with a person.`);
     expect(chunks.some((c) => c.type === 'source-url' || c.type === 'source-document')).toBe(false);
     expect(assistant.sources ?? []).toEqual([]);
+  });
+
+  it('the builtin model quotes a reference entry with its term, not into the next entry or the page stamp', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const settings = await addSource(t.app, p.project.id, { type: 'html', content: SETTINGS });
+    const found = await search(t.app, p.project.id, 'default TOAST compression method');
+    expect(found.results[0]!.text).toContain('default_toast_compression (enum) toast_compression\n\n: This variable sets');
+    const toast = await ask(p, 'What is the default TOAST compression method?');
+    expect(streamedText(toast.chunks)).toBe(
+      'default_toast_compression (enum) toast_compression: This variable sets the default TOAST compression method for values of compressible columns. ' +
+        'The default compression method is pglz. [1]',
+    );
+    expect(toast.assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([settings.id]);
+    // The last entry is followed by the page's stamp, which is no part of it.
+    const temp = await ask(p, 'In which tablespaces are temporary objects created?');
+    expect(streamedText(temp.chunks)).toBe(
+      'temp_tablespaces (string): This variable names the tablespaces in which temporary objects are created when a command names none. [1]',
+    );
   });
 });
