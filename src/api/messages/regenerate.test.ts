@@ -152,6 +152,26 @@ describe.each(dialects)('regenerate-message from an AI SDK client on $name', (di
     expect((await history(p, id)).map((m) => m.content)).toEqual(['Question one?', 'Answer one.', 'Question two?', 'Answer two, again.']);
   });
 
+  it('a refused regenerate has let go of the conversation by the time it is answered', async () => {
+    const { p, id, client } = await setup();
+    fake.enqueue({ text: 'Answer one.' }, { text: 'Answer two.' });
+    await client.chat.sendMessage({ text: 'Question one?' });
+    await client.chat.sendMessage({ text: 'Question two?' });
+    const question = [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Question one?' }] }];
+    for (let round = 0; round < 5; round++) {
+      const refused = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/chat/messages',
+        headers: auth(p.publicKey),
+        payload: { conversationId: id, id, trigger: 'regenerate-message', messages: question },
+      });
+      expect(refused.statusCode).toBe(400);
+      // A client that sends its next message at once must not find the conversation busy.
+      const leases = await t.deps.store.db.selectFrom('answer_leases').select('conversation_id').where('conversation_id', '=', id).execute();
+      expect(leases).toEqual([]);
+    }
+  });
+
   it('regenerates a failed answer in place, and a question left without an answer gets one', async () => {
     const { p, id, client } = await setup();
     const { chat } = client;

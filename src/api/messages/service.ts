@@ -11,7 +11,7 @@ import { BadRequest, Conflict, Forbidden, NotFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { KeyOwner } from '../../projects/keys.js';
 import { projectExists } from '../../projects/projects.js';
-import { retryWhileUnavailable } from '../../store/faults.js';
+import { isUnavailable, retryWhileUnavailable } from '../../store/faults.js';
 import { checkIdentity } from '../identity/verify.js';
 import { messageText, type SendMessageBody } from './schema.js';
 
@@ -92,8 +92,11 @@ export async function acceptSend(
       history.push(userMessage);
     }
   } catch (err) {
-    // The request fails now (503 when the database is away); the release goes on retrying behind it.
-    void release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
+    const released = release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
+    // A refusal (400) is answered once the conversation is free again, so a client that sends its
+    // next message at once does not find it busy. With the database away the request fails now
+    // (503) and the release goes on retrying behind it.
+    if (!isUnavailable(err)) await released;
     throw err;
   }
 
