@@ -12,7 +12,7 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
-import { appendMessage, listMessages, messageExists, type MessageRow } from '../conversations/messages.js';
+import { appendMessage, listHistory, messageExists, type HistoryMessage, type MessageRow } from '../conversations/messages.js';
 import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
 import { MODEL_HINTS } from '../lib/model-hints.js';
 import { stripNul, stripNulDeep } from '../lib/nul.js';
@@ -66,7 +66,7 @@ export interface AnswerRequest {
   /** Where the project's enabled skills and actions are read; the HTTP layer passes its per-node cached reads. Default: the database. */
   reads?: ProjectReads;
   /** The conversation's current messages as the send read them (oldest first, the question included); read from the store when absent. */
-  history?: readonly Pick<MessageRow, 'id' | 'role' | 'content' | 'status'>[];
+  history?: readonly HistoryMessage[];
   /**
    * Replaces the conversation's stored messages: the history the model sees, and what receives the
    * finished answer instead of storing it. An eval run answers this way and stores nothing.
@@ -230,7 +230,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
       buildTools(ctx, req.factories ?? toolFactories),
       req.transcript
         ? req.transcript.history.map((m) => ({ ...m, id: '', status: 'complete' as const }))
-        : (req.history ?? listMessages(deps.store.db, conversation.id)),
+        : (req.history ?? listHistory(deps.store.db, conversation.id)),
       reads.skills(project.id),
     ]);
     const system = buildSystemPrompt({

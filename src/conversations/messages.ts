@@ -21,6 +21,24 @@ export async function listMessages(db: Db, conversationId: string, options: { in
   return q.orderBy('seq', 'asc').execute();
 }
 
+/** A message as an answer needs it: who said what, and whether it failed. */
+export type HistoryMessage = Pick<MessageRow, 'id' | 'role' | 'content' | 'status'>;
+
+/**
+ * A conversation's current messages as an answer reads them (oldest first, superseded answers left
+ * out): only the columns the send and the model use. The parts, sources and usage of every earlier
+ * answer (tool outputs with their passages) are neither read nor held while the answer streams.
+ */
+export async function listHistory(db: Db, conversationId: string): Promise<HistoryMessage[]> {
+  return db
+    .selectFrom('messages')
+    .select(['id', 'role', 'content', 'status'])
+    .where('conversation_id', '=', conversationId)
+    .where('superseded_by', 'is', null)
+    .orderBy('seq', 'asc')
+    .execute();
+}
+
 /** Current messages of a conversation after position `seq`, oldest first (the live stream's catch-up). */
 export async function messagesAfter(db: Db, conversationId: string, seq: number, limit = 200): Promise<MessageRow[]> {
   return db

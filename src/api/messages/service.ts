@@ -3,7 +3,7 @@ import type { VerifiedEndUser } from '../../agent/prompt.js';
 import type { ToolContext } from '../../agent/tools.js';
 import { findConversation } from '../../conversations/conversations.js';
 import { claimAnswerLease, releaseAnswerLease } from '../../conversations/leases.js';
-import { appendMessage, listMessages, type MessageRow } from '../../conversations/messages.js';
+import { appendMessage, listHistory, type HistoryMessage, type MessageRow } from '../../conversations/messages.js';
 import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
@@ -35,7 +35,7 @@ export interface AcceptedSend {
   /** The user message this send stored (none for a retry or a regenerate). */
   userMessage?: MessageRow;
   /** The conversation's current messages, oldest first, the question included: what the model is given. */
-  history: MessageRow[];
+  history: HistoryMessage[];
 }
 
 /**
@@ -78,18 +78,18 @@ export async function acceptSend(
   const text = messageText(body.messages[body.messages.length - 1]);
   let supersedes: string | undefined;
   let userMessage: MessageRow | undefined;
-  let history: MessageRow[];
+  let history: HistoryMessage[];
   const handoff = handoffState(conv);
   try {
     // Read once, under the lease: its tail decides retry and regenerate, and the answer's model is
     // given the whole of it, so the agent does not read it again.
-    history = await listMessages(db, conv.id);
+    history = await listHistory(db, conv.id);
     const tail = history.slice(-2);
     // While a person has the conversation there is no answer of the agent's to regenerate.
     if (body.trigger === 'regenerate-message' && handoff === null) supersedes = answerToRegenerate(tail, text, body.messageId);
     else if (!isRetry(tail, text)) {
       userMessage = await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
-      history.push(userMessage);
+      history.push({ id: userMessage.id, role: userMessage.role, content: userMessage.content, status: userMessage.status });
     }
   } catch (err) {
     const released = release().catch((releaseErr: unknown) => request.log.error({ err: releaseErr, conversationId: conv.id }, 'could not release the conversation'));
@@ -119,7 +119,7 @@ export async function acceptSend(
  * nothing of `trigger`. The question is then not stored a second time; the failed answer stays in the
  * history (the model is not shown it) and the new answer follows it.
  */
-export function isRetry(tail: MessageRow[], text: string): boolean {
+export function isRetry(tail: HistoryMessage[], text: string): boolean {
   const last = tail[tail.length - 1];
   if (last?.role === 'user') return last.content === text;
   const question = tail[tail.length - 2];
@@ -139,7 +139,7 @@ export const REGENERATE_ERRORS = {
  * answer, or the question it answers (the SDK's `regenerate({messageId})` takes either); the text
  * sent must be that question's, so a client that missed a turn cannot replace someone else's answer.
  */
-export function answerToRegenerate(tail: MessageRow[], text: string, messageId: string | undefined): string | undefined {
+export function answerToRegenerate(tail: HistoryMessage[], text: string, messageId: string | undefined): string | undefined {
   const last = tail[tail.length - 1];
   const answer = last?.role === 'assistant' ? last : undefined;
   const question = answer ? tail[tail.length - 2] : last;
