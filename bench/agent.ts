@@ -7,7 +7,10 @@
  *   POST /chat/messages (the real provider, tool factories, persistence, SSE), at 1 and 50 concurrent
  *   streams, with each server's own CPU time per answer (process.cpuUsage() of its child process).
  * - Then 2,000 answers are held open by an upstream that sends a few tokens and goes quiet, on each
- *   server in turn; heap (after a full GC) and resident memory per held answer are compared.
+ *   server in turn; heap (after a full GC) and resident memory per held answer are compared. With
+ *   BENCH_HISTORY=<n>, each held answer's conversation first has n earlier questions and 200-token
+ *   answers (stored through the server; sent in the request to the bare server, as an AI SDK app
+ *   sends its history), so what a held answer keeps of its conversation shows.
  */
 import { readFileSync } from 'node:fs';
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
@@ -17,6 +20,8 @@ import { startChild, stopChild, usageOf } from './lib.js';
 
 const TOKENS = Array.from({ length: 200 }, (_, i) => `tok${i} `);
 const HELD = 2000;
+/** Earlier turns in each held answer's conversation (BENCH_HISTORY, default none). */
+const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
 /** Turns each server takes at a concurrency level. */
 const ROUNDS = 5;
 
@@ -206,6 +211,14 @@ export async function run(): Promise<void> {
 
     // Held streams: the upstream sends 3 tokens, then nothing until released.
     const ids = await conversations(HELD);
+    const earlier: Array<{ role: 'user' | 'assistant'; content: string }> = [];
+    for (let k = 0; k < HISTORY; k++) {
+      const content = `Earlier question ${k}: how do I change the e-mail address of my account?`;
+      await runConcurrent(HELD, 50, (i) =>
+        timed(`${base}/chat/messages`, { headers, body: JSON.stringify({ conversationId: ids[i], messages: [{ role: 'user', content }] }) }, 'tok0'),
+      );
+      earlier.push({ role: 'user', content }, { role: 'assistant', content: TOKENS.join('').trim() });
+    }
     turn = { text: TOKENS, hangAfterChunks: 3 };
     const open = async (url: string, init: { headers: Record<string, string>; body: string }): Promise<ReadableStreamDefaultReader<Uint8Array>> => {
       const res = await fetch(url, { method: 'POST', headers: { ...init.headers, 'content-type': 'application/json' }, body: init.body });
@@ -241,12 +254,12 @@ export async function run(): Promise<void> {
       };
     };
     const heldBare = await hold(bare.child, () =>
-      open(bareUrl, { headers: {}, body: JSON.stringify({ messages: [{ role: 'user', content: 'Hold on.' }] }) }),
+      open(bareUrl, { headers: {}, body: JSON.stringify({ messages: [...earlier, { role: 'user', content: 'Hold on.' }] }) }),
     );
     const heldOurs = await hold(child, (i) =>
       open(`${base}/chat/messages`, { headers, body: JSON.stringify({ conversationId: ids[i], messages: [{ role: 'user', content: 'Hold on.' }] }) }),
     );
-    console.log(`${HELD} answers held open (3 tokens sent, the upstream quiet), per held answer, heap after a full GC:`);
+    console.log(`${HELD} answers held open (3 tokens sent, the upstream quiet${HISTORY ? `, ${HISTORY} earlier turns each` : ''}), per held answer, heap after a full GC:`);
     console.table([
       { server: 'bare AI SDK', 'heap KB': heldBare.heapKb.toFixed(1), 'RSS KB': heldBare.rssKb.toFixed(1), 'RSS while held MiB': heldBare.rss.toFixed(0) },
       { server: 'POST /chat/messages', 'heap KB': heldOurs.heapKb.toFixed(1), 'RSS KB': heldOurs.rssKb.toFixed(1), 'RSS while held MiB': heldOurs.rss.toFixed(0) },
