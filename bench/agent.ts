@@ -1,11 +1,13 @@
 /**
  * Agent benchmark: what the server adds to a model's stream, and what a held stream costs.
  *
- * - A fake OpenAI-compatible upstream answers at once with 200 tokens. Time to first token and to
- *   last byte are measured calling the upstream directly, through a bare AI SDK server (streamText
- *   piped as a UI message stream, nothing else: bench/bare-agent-server.ts) and through
- *   POST /chat/messages (the real provider, tool factories, persistence, SSE), at 1 and 50 concurrent
- *   streams, with each server's own CPU time per answer (process.cpuUsage() of its child process).
+ * - A fake OpenAI-compatible upstream answers at once with 200 tokens (BENCH_TOKENS changes it: with
+ *   1, the CPU figures are what each server spends per answer besides the tokens). Time to first
+ *   token and to last byte are measured calling the upstream directly, through a bare AI SDK
+ *   server (streamText piped as a UI message stream, nothing else: bench/bare-agent-server.ts) and
+ *   through POST /chat/messages (the real provider, tool factories, persistence, SSE), at 1 and 50
+ *   concurrent streams, with each server's own CPU time per answer (process.cpuUsage() of its
+ *   child process).
  * - Then 2,000 answers are held open by an upstream that sends a few tokens and goes quiet, on each
  *   server in turn; heap (after a full GC) and resident memory per held answer are compared. With
  *   BENCH_HISTORY=<n>, each held answer's conversation first has n earlier questions and 200-token
@@ -19,6 +21,8 @@ import { startFakeOpenAICompatible, type FakeTurn } from '../test/fakes/openai-c
 import { startChild, stopChild, usageOf } from './lib.js';
 
 const TOKENS = Array.from({ length: 200 }, (_, i) => `tok${i} `);
+/** Tokens of each measured answer (BENCH_TOKENS); held answers and earlier turns keep 200. */
+const ANSWER_TOKENS = Array.from({ length: Math.max(1, Number(process.env.BENCH_TOKENS ?? 200)) }, (_, i) => `tok${i} `);
 const HELD = 2000;
 /** Earlier turns in each held answer's conversation (BENCH_HISTORY, default none). */
 const HISTORY = Number(process.env.BENCH_HISTORY ?? 0);
@@ -115,7 +119,7 @@ async function builtinOwnTime(): Promise<void> {
 export async function run(): Promise<void> {
   await builtinOwnTime();
   const fake = await startFakeOpenAICompatible();
-  let turn: FakeTurn = { text: TOKENS };
+  let turn: FakeTurn = { text: ANSWER_TOKENS };
   fake.setFallback(() => turn);
   const childOptions = { nodeArgs: ['--expose-gc'], ipc: true };
   const { info, child } = await startChild<{ port: number; publicKey: string }>(
@@ -204,13 +208,14 @@ export async function run(): Promise<void> {
         'server / bare': (ours.cpuMs / baseline.cpuMs).toFixed(2),
       });
     }
-    console.log('200-token answers: upstream direct, a bare AI SDK streamText server, and POST /chat/messages:');
+    console.log(`${ANSWER_TOKENS.length}-token answers: upstream direct, a bare AI SDK streamText server, and POST /chat/messages:`);
     console.table(rows);
-    console.log('Server CPU time per 200-token answer (the child process\'s own process.cpuUsage()):');
+    console.log(`Server CPU time per ${ANSWER_TOKENS.length}-token answer (the child process's own process.cpuUsage()):`);
     console.table(cpuRows);
 
     // Held streams: the upstream sends 3 tokens, then nothing until released.
     const ids = await conversations(HELD);
+    turn = { text: TOKENS };
     const earlier: Array<{ role: 'user' | 'assistant'; content: string }> = [];
     for (let k = 0; k < HISTORY; k++) {
       const content = `Earlier question ${k}: how do I change the e-mail address of my account?`;
