@@ -191,7 +191,8 @@ describe.each(dialects)('the server process on $name', { timeout: 120_000 }, (di
 
       expect(await server.stop('SIGTERM', 20_000)).toBe(0);
       const job = await store.db.selectFrom('knowledge_jobs').selectAll().where('source_id', '=', sourceId).executeTakeFirstOrThrow();
-      expect(job).toMatchObject({ status: 'queued', attempts: 0, lease_owner: null, lease_until: null });
+      // Given back: queued, no owner, the attempt not counted; its last lease time marks it as run before.
+      expect(job).toMatchObject({ status: 'queued', attempts: 0, lease_owner: null, lease_until: expect.any(String) });
       const source = await store.db.selectFrom('knowledge_sources').selectAll().where('id', '=', sourceId).executeTakeFirstOrThrow();
       expect(source.status).toBe('pending');
 

@@ -12,7 +12,7 @@ import { SqliteAdapter, sql, type Kysely, type Migration } from 'kysely';
  * A database written before it may already hold two running jobs of one source (that very race),
  * and the index could not be built over them. Per source, the job whose lease runs latest is kept:
  * its node renewed it last, so it is the likeliest to be alive. The others go back to the queue as
- * a job given back at shutdown does (owner and lease cleared, the attempt not counted), so their
+ * a job given back at shutdown did then (owner and lease cleared, the attempt not counted), so their
  * node's next renewal or switch finds the job no longer its own and stops, and they run again
  * after the kept one; their half-written chunks are deleted by the kept job's switch or by their
  * own next start.
