@@ -22,6 +22,12 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
   });
 
   const db = () => t.deps.store.db;
+  /** A chunk of `generation` as a run of its job writes it, before the job's switch. */
+  const writeChunk = (sourceId: string, projectId: string, generation: string, title: string, text: string) =>
+    db()
+      .insertInto('knowledge_chunks')
+      .values({ id: newId('chunk'), project_id: projectId, source_id: sourceId, generation, position: 0, title, heading_path: '[]', headings: '', url: null, text, embedding: null })
+      .execute();
 
   it('a job cut off by a crash is taken over once its lease expires; its half-written chunks are never searched', async () => {
     const { project } = await createProject(t);
@@ -34,13 +40,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       .where('id', '=', job.id)
       .execute();
     await db().updateTable('knowledge_sources').set({ status: 'processing', pages_done: 0, chunks_done: 1 }).where('id', '=', source.id).execute();
-    await db()
-      .insertInto('knowledge_chunks')
-      .values({
-        id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
-        title: 'Pets', heading_path: '[]', headings: '', url: null, text: 'Half written leash text', embedding: null,
-      })
-      .execute();
+    await writeChunk(source.id, project.id, job.generation, 'Pets', 'Half written leash text');
     expect((await search(t.app, project.id, 'leash')).results).toEqual([]);
 
     const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
@@ -67,13 +67,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       .set({ status: 'queued', attempts: 0, lease_owner: null, lease_until: null, updated_at: new Date(Date.now() + 1000).toISOString() })
       .where('id', '=', job.id)
       .execute();
-    await db()
-      .insertInto('knowledge_chunks')
-      .values({
-        id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
-        title: 'Hours', heading_path: '[]', headings: '', url: null, text: 'The store opens at nine on weekdays.', embedding: null,
-      })
-      .execute();
+    await writeChunk(source.id, project.id, job.generation, 'Hours', 'The store opens at nine on weekdays.');
 
     const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
     try {
@@ -110,13 +104,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       const first = startKnowledgeWorker(t.deps, { pollMs: 20, leaseMs: 60_000, addressPolicy });
       await pageRequested;
       // The first run had written a chunk of its generation before it was stopped.
-      await db()
-        .insertInto('knowledge_chunks')
-        .values({
-          id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
-          title: 'Hours', heading_path: '[]', headings: '', url: null, text: 'Half written by the first run.', embedding: null,
-        })
-        .execute();
+      await writeChunk(source.id, project.id, job.generation, 'Hours', 'Half written by the first run.');
       await first.stop();
       const given = await db().selectFrom('knowledge_jobs').selectAll().where('id', '=', job.id).executeTakeFirstOrThrow();
       expect(given).toMatchObject({ status: 'queued', attempts: 0, updated_at: job.created_at });
@@ -310,13 +298,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
       // This worker stalled past its lease; another node took the job over and has written a chunk.
       await db().updateTable('knowledge_jobs').set({ lease_owner: 'worker_other', attempts: 2, lease_until: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', job.id).execute();
-      await db()
-        .insertInto('knowledge_chunks')
-        .values({
-          id: newId('chunk'), project_id: project.id, source_id: source.id, generation: job.generation, position: 0,
-          title: 'Care', heading_path: '[]', headings: '', url: null, text: 'Written by the other node.', embedding: null,
-        })
-        .execute();
+      await writeChunk(source.id, project.id, job.generation, 'Care', 'Written by the other node.');
       release();
       expect(await outcome).toBe('lease_lost');
       const after = await db().selectFrom('knowledge_jobs').select(['status', 'lease_owner']).where('id', '=', job.id).executeTakeFirstOrThrow();
