@@ -71,6 +71,25 @@ const SETTINGS = `<!doctype html><html><head><title>Client settings</title></hea
 <p align="center"><small><i>This page last modified on <a href="/changes">2024-02-02 23:55:23</a> UTC</i></small></p>
 </main></body></html>`;
 
+/** A command's options, one with a note box inside its description, as DocBook renders them. */
+const DUMP_OPTIONS = `<!doctype html><html><head><title>pg_dump</title></head><body>
+<main><h1>pg_dump</h1>
+<h2 id="description">Description</h2>
+<p>pg_dump is a utility for backing up a database. It makes consistent backups even if the database is being used concurrently, and it does not block other users accessing the database, readers or writers.</p>
+<p>Dumps can be output in script or archive file formats. Script dumps are plain-text files containing the commands required to reconstruct the database to the state it was in at the time it was saved.</p>
+<h2 id="options">Options</h2>
+<p>The following command-line options control the content and the format of the output of the dump.</p>
+<dl>
+<dt><code>-e <em>pattern</em></code></dt>
+<dd><p>Dump only extensions matching the pattern. When this option is not specified, all non-system extensions in the target database are dumped.</p>
+<div class="note"><h3 class="title">Note</h3><p>When the extension switch is given, pg_dump makes no attempt to dump any other database objects that the selected extensions depend on.</p></div></dd>
+<dt><code>-f <em>file</em></code></dt>
+<dd><p>Send the output of the dump to the specified file. When this parameter is omitted, the standard output is used.</p></dd>
+</dl>
+<h2 id="examples">Examples</h2>
+<p>To dump a database called mydb into a SQL-script file, run pg_dump with the file option and the name of the database.</p>
+</main></body></html>`;
+
 /** A streamed answer cites the source its passage came from, through a real model provider and the builtin model. */
 describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
   let fake: FakeOpenAICompatible;
@@ -221,5 +240,17 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
     expect(streamedText(temp.chunks)).toBe(
       'temp_tablespaces (string): This variable names the tablespaces in which temporary objects are created when a command names none. [1]',
     );
+  });
+  it('files the content after a note box under the section it is in, and quotes the note with its title', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const dump = await addSource(t.app, p.project.id, { type: 'html', content: DUMP_OPTIONS });
+    const found = await search(t.app, p.project.id, 'send the output of the dump to the specified file');
+    expect(found.results[0]!.text).toContain('Send the output of the dump to the specified file.');
+    expect(found.results[0]!.headingPath).toEqual(['pg_dump', 'Options']);
+    const { chunks, assistant } = await ask(p, 'Does pg_dump dump the objects that the selected extensions depend on?');
+    expect(streamedText(chunks)).toBe(
+      'Note: When the extension switch is given, pg_dump makes no attempt to dump any other database objects that the selected extensions depend on. [1]',
+    );
+    expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([dump.id]);
   });
 });

@@ -51,4 +51,24 @@ describe('htmlToPage', () => {
     expect(all).toContain('The limit is 264 rows.');
     expect(all).not.toMatch(/last modified|Zephyr/);
   });
+  it('reads a heading inside a box or a description as the box’s title, not as a section of the page', () => {
+    const more = 'The option can be given more than once, and its pattern follows the rules of the shell.';
+    const body =
+      `<main><h1>pg_dump</h1><h2>Options</h2><p>The following command-line options control the output. ${more}</p>` +
+      `<dl><dt>-e pattern</dt><dd><p>Dump only extensions matching pattern. ${more}</p>` +
+      '<div class="note"><h3 class="title">Note</h3><p>When -e is specified, pg_dump dumps no other objects.</p></div>' +
+      `<p>Any configuration relation is included. ${more}</p></dd><dt>-f file</dt><dd><p>Send output to the specified file. ${more}</p></dd></dl>` +
+      '<div class="warning"><h3 class="title">Warning</h3><pre>pg_dump -f out.sql</pre><p>Check the file before restoring it.</p></div>' +
+      '<div role="note"><h4>Read this first:</h4><p>Restores run as the owner.</p></div><p>The remaining options follow.</p><h2>Examples</h2><p>To dump a database called mydb into a SQL-script file, run the command below.</p></main>';
+    const { blocks } = page(body);
+    const titles = ['Note', 'Warning', 'Read this first:'];
+    expect(blocks.filter((b) => b.kind === 'heading' && titles.includes(b.text))).toEqual([]);
+    expect(blocks.map((b) => b.text)).toEqual(
+      expect.arrayContaining(['Note: When -e is specified, pg_dump dumps no other objects.', 'Warning', 'Read this first: Restores run as the owner.']),
+    );
+    // The content after a box stays in its section.
+    const chunks = chunkPage(page(body));
+    expect(chunks.find((c) => c.text.includes('Send output to the specified file.'))!.headingPath.at(-1)).toBe('Options');
+    expect(chunks.find((c) => c.text.includes('The remaining options follow.'))!.headingPath.at(-1)).toBe('Options');
+  });
 });

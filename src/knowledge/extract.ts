@@ -122,6 +122,46 @@ const BOILERPLATE_ROLES = new Set(['navigation', 'contentinfo', 'complementary',
 const INLINE = new Set(['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br', 'kbd', 'var', 'samp', 'q', 'cite', 'u', 's', 'dfn', 'font']);
 const BOILERPLATE_SELECTOR = 'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="complementary"], [role="search"]';
 
+/**
+ * Class names of a box set off from the text around it: an admonition (DocBook's note, tip, warning,
+ * caution and important; Sphinx's and MkDocs' `admonition`), a callout, a sidebar, GitHub's
+ * `markdown-alert`. A heading inside one is the box's title, not a heading of the page.
+ */
+const BOX_CLASS = /^(note|tip|hint|warning|caution|important|danger|attention|admonition|callout|sidebar)$|^(admonition|callout|markdown-alert)-/;
+
+/**
+ * Whether an element's headings are its own title rather than the page's sections: a box (by class or
+ * ARIA role note), a definition's description or a list item or a table cell reached as a block.
+ */
+function boxed(el: Element): boolean {
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'dd' || tag === 'li' || tag === 'td' || tag === 'th') return true;
+  if ((el.getAttribute('role') ?? '').toLowerCase() === 'note') return true;
+  return (el.getAttribute('class') ?? '').toLowerCase().split(/\s+/).some((c) => BOX_CLASS.test(c));
+}
+
+/**
+ * The blocks of a box with its headings read as titles: a heading followed by text becomes the start
+ * of that text ("Note: …"), any other heading a line of text. A box's heading is not a section of the
+ * page, so the content after the box stays under the section the box is in.
+ */
+function titled(blocks: Block[]): Block[] {
+  const out: Block[] = [];
+  for (let i = 0; i < blocks.length; i++) {
+    const block = blocks[i]!;
+    if (block.kind !== 'heading') {
+      out.push(block);
+      continue;
+    }
+    const next = blocks[i + 1];
+    if (next?.kind === 'text') {
+      out.push({ kind: 'text', text: `${/[:.!?]$/.test(block.text) ? block.text : `${block.text}:`} ${next.text}` });
+      i++;
+    } else out.push({ kind: 'text', text: block.text });
+  }
+  return out;
+}
+
 const skipped = (el: Element) => SKIPPED.has(el.tagName.toLowerCase()) || BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase());
 
 /**
@@ -197,8 +237,7 @@ function definitionBlocks(dl: Element, out: Block[]): void {
       const term = oneLine(child);
       if (term) terms.push(term);
     } else if (tag === 'dd') {
-      const described: Block[] = [];
-      domBlocks(child, described);
+      const described = boxBlocks(child);
       const first = described[0];
       if (terms.length && first?.kind === 'text') {
         // Term and description stay separate blocks: one block per entry moved chunk boundaries and
@@ -211,6 +250,13 @@ function definitionBlocks(dl: Element, out: Block[]): void {
     }
   }
   flushTerms();
+}
+
+/** The blocks of a box (see `boxed`), its headings read as its titles. */
+function boxBlocks(el: Element): Block[] {
+  const inner: Block[] = [];
+  domBlocks(el, inner);
+  return titled(inner);
 }
 
 /** Walks the main-content DOM in reading order, turning elements into blocks. */
@@ -260,6 +306,9 @@ function domBlocks(node: Element, out: Block[]): void {
       if (text) out.push({ kind: 'code', text });
     } else if (INLINE.has(tag)) {
       loose.push(el);
+    } else if (boxed(el)) {
+      flushLoose();
+      out.push(...boxBlocks(el));
     } else {
       flushLoose();
       domBlocks(el, out);
@@ -283,7 +332,8 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     // Readability mutates the document it reads; give it a copy and keep the original for the fallback.
     const copy = parseHTML(html).document;
     for (const el of Array.from(copy.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
-    article = new Readability(copy as unknown as Document, { charThreshold: 100 }).parse();
+    // Classes are kept: they tell a box (a note, a warning) from the text around it.
+    article = new Readability(copy as unknown as Document, { charThreshold: 100, keepClasses: true }).parse();
   } catch {
     article = null;
   }
