@@ -90,6 +90,19 @@ const DUMP_OPTIONS = `<!doctype html><html><head><title>pg_dump</title></head><b
 <p>To dump a database called mydb into a SQL-script file, run pg_dump with the file option and the name of the database.</p>
 </main></body></html>`;
 
+/** A reference page whose entries are separated by rules, as SQLite's pragma.html writes them. */
+const PRAGMAS = `<!doctype html><html><head><title>Pragma statements</title></head><body>
+<main><h1>Pragma statements</h1>
+<p>The PRAGMA statement is an SQL extension specific to SQLite and used to modify the operation of the library or to query the library for internal data. Each pragma below is described on its own.</p>
+<a name="pragma_analysis_limit"></a><h _id=pragma_analysis_limit style="display:none"> PRAGMA analysis_limit</h><hr>
+<p><b>PRAGMA analysis_limit;<br>PRAGMA analysis_limit = </b><i>N</i><b>;</b></p>
+<p>Query or change a limit on the approximate ANALYZE setting. This is the approximate number of rows examined in each index by the ANALYZE command.</p>
+<p>The current implementation only uses the lower 31 bits of the N value, and higher order bits are silently ignored.</p>
+<a name="pragma_application_id"></a><h _id=pragma_application_id style="display:none"> PRAGMA application_id</h><hr>
+<p><b>PRAGMA schema.application_id;<br>PRAGMA schema.application_id = </b><i>integer</i><b>;</b></p>
+<p>The application_id PRAGMA is used to query or set the 32-bit signed big-endian Application ID integer located at offset 68 into the database header.</p>
+</main></body></html>`;
+
 /** A streamed answer cites the source its passage came from, through a real model provider and the builtin model. */
 describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
   let fake: FakeOpenAICompatible;
@@ -252,5 +265,14 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
       'Note: When the extension switch is given, pg_dump makes no attempt to dump any other database objects that the selected extensions depend on. [1]',
     );
     expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([dump.id]);
+  });
+  it('quotes an entry of a reference page up to the rule that ends it, not into the next entry', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const pragmas = await addSource(t.app, p.project.id, { type: 'html', content: PRAGMAS });
+    const found = await search(t.app, p.project.id, 'analysis limit higher order bits');
+    expect(found.results[0]!.text).toContain('silently ignored.\n\n---\n\nPRAGMA schema.application_id;');
+    const { chunks, assistant } = await ask(p, 'Which bits of the analysis limit N value are silently ignored?');
+    expect(streamedText(chunks)).toBe('The current implementation only uses the lower 31 bits of the N value, and higher order bits are silently ignored. [1]');
+    expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([pragmas.id]);
   });
 });

@@ -51,4 +51,15 @@ describe('chunkPage', () => {
     expect(large.length).toBeGreaterThan(3);
     for (const c of large) expect(c.text.startsWith('| Plan | Price |')).toBe(true);
   });
+  it('keeps a thematic break as a line between the entries it separates, never at a chunk’s edge or overlapped', () => {
+    const entry = (name: string) => `PRAGMA ${name} sets how the library handles ${name} for every database connection that is open.`;
+    const markdown = `## Pragmas\n\n---\n\n${entry('alpha')}\n\n---\n\n${entry('beta')}\n\n***\n\n${entry('gamma')}\n\n---\n\n## Next\n\nMore text.`;
+    expect(chunkPage(markdownToPage(markdown, '')).map((c) => c.text)).toEqual([
+      `${entry('alpha')}\n\n---\n\n${entry('beta')}\n\n---\n\n${entry('gamma')}`,
+      'More text.',
+    ]);
+    // A chunk that fills up at a break ends there: the next starts at the entry, with no overlap.
+    const small = chunkPage(markdownToPage(markdown, ''), { maxChars: 150, overlapChars: 60, maxTableChars: 400 });
+    expect(small.map((c) => c.text)).toEqual([entry('alpha'), entry('beta'), entry('gamma'), 'More text.']);
+  });
 });

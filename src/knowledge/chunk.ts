@@ -1,4 +1,4 @@
-import type { Block, ChunkDraft, Page } from './types.js';
+import { THEMATIC_BREAK, type Block, type ChunkDraft, type Page } from './types.js';
 
 export interface ChunkOptions {
   /** Target size of a chunk's text, in characters (~4 characters per token). */
@@ -128,14 +128,30 @@ export function chunkPage(page: Page, options: ChunkOptions = DEFAULT_CHUNK_OPTI
     }
   };
 
+  let broken = false; // a thematic break came after the last piece
   for (const block of page.blocks) {
+    if (block.kind === 'break') {
+      broken = true;
+      continue;
+    }
     if (block.kind === 'heading') {
+      broken = false;
       flush(false);
       while (headings.length > 0 && headings[headings.length - 1]!.level >= block.level) headings.pop();
       headings.push({ level: block.level, text: block.text, anchor: block.anchor });
       continue;
     }
     for (const piece of pieces(block, options)) {
+      if (broken) {
+        // The break stays in the chunk as a line a quote does not cross; a chunk never starts or ends
+        // with one, and nothing is carried over it: no sentence is cut at a break.
+        broken = false;
+        const fresh = carried ? parts.length > 1 : parts.length > 0;
+        if (fresh && size + THEMATIC_BREAK.length + 2 + piece.length + 2 <= options.maxChars) {
+          parts.push(THEMATIC_BREAK);
+          size += THEMATIC_BREAK.length + 2;
+        } else flush(false);
+      }
       if (size > 0 && size + piece.length + 2 > options.maxChars) flush(true);
       // Overlap never pushes a whole-kept piece (a table) past the budget twice over.
       if (carried && size + piece.length + 2 > options.maxChars) {

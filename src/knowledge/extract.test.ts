@@ -71,4 +71,19 @@ describe('htmlToPage', () => {
     expect(chunks.find((c) => c.text.includes('Send output to the specified file.'))!.headingPath.at(-1)).toBe('Options');
     expect(chunks.find((c) => c.text.includes('The remaining options follow.'))!.headingPath.at(-1)).toBe('Options');
   });
+  it('reads <hr> as a thematic break between the blocks it separates', () => {
+    const entry = (name: string) => `Query or change the ${name} setting of the database connection, which every statement then uses.`;
+    const body =
+      `<main><h1>PRAGMA Statements</h1><p>${entry('first')} ${entry('second')}</p><a name="pragma_analysis_limit"></a>` +
+      `<h _id=pragma_analysis_limit style="display:none"> PRAGMA analysis_limit</h><hr><p><b>PRAGMA analysis_limit;</b></p><p>${entry('analysis limit')}</p>` +
+      `<a name="pragma_application_id"></a><h _id=pragma_application_id style="display:none"> PRAGMA application_id</h><hr><p><b>PRAGMA application_id;</b></p><p>${entry('application id')}</p></main>`;
+    expect(page(body).blocks.slice(-6)).toEqual([
+      { kind: 'break', text: '---' },
+      { kind: 'text', text: 'PRAGMA analysis_limit;' },
+      { kind: 'text', text: entry('analysis limit') },
+      { kind: 'break', text: '---' },
+      { kind: 'text', text: 'PRAGMA application_id;' },
+      { kind: 'text', text: entry('application id') },
+    ]);
+  });
 });

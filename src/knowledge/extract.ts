@@ -3,7 +3,7 @@ import { parseHTML } from 'linkedom';
 import { marked, type Token, type Tokens } from 'marked';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { slugify } from './chunk.js';
-import type { Block, Page } from './types.js';
+import { THEMATIC_BREAK, type Block, type Page } from './types.js';
 
 /** Markdown inline syntax reduced to its words: links keep their text, emphasis and code marks go. */
 export function stripInline(text: string): string {
@@ -86,8 +86,11 @@ function markdownBlocks(tokens: Token[], out: Block[]): void {
         if (text) out.push({ kind: 'text', text });
         break;
       }
+      case 'hr':
+        out.push({ kind: 'break', text: THEMATIC_BREAK });
+        break;
       default:
-        break; // space, hr, def: no words
+        break; // space, def: no words
     }
   }
 }
@@ -300,6 +303,9 @@ function domBlocks(node: Element, out: Block[]): void {
         const width = (rows[0]!.match(/\|/g)?.length ?? 2) - 1;
         out.push({ kind: 'table', text: [rows[0], `|${' --- |'.repeat(width)}`, ...rows.slice(1)].join('\n') });
       }
+    } else if (tag === 'hr') {
+      flushLoose();
+      out.push({ kind: 'break', text: THEMATIC_BREAK });
     } else if (tag === 'pre') {
       flushLoose();
       const text = (el.textContent ?? '').trim();
@@ -348,7 +354,7 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
       if (text) blocks.unshift({ kind: 'heading', level: 1, text, anchor: h1.getAttribute('id') || slugify(text) });
     }
   }
-  if (blocks.filter((b) => b.kind !== 'heading').length === 0 && document.body) {
+  if (!blocks.some((b) => b.kind !== 'heading' && b.kind !== 'break') && document.body) {
     for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
     blocks.length = 0;
     domBlocks(document.body as unknown as Element, blocks);

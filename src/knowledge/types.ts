@@ -15,7 +15,15 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 /** One structural element of a page, in reading order. */
 export type Block =
   | { kind: 'heading'; level: number; text: string; anchor?: string }
-  | { kind: 'text' | 'list' | 'table' | 'code'; text: string };
+  | { kind: 'text' | 'list' | 'table' | 'code'; text: string }
+  /**
+   * A thematic break (`<hr>`, Markdown's `---`): a change of topic inside a section, such as the end
+   * of one entry of a reference page. A chunk that spans one shows it as a `---` line.
+   */
+  | { kind: 'break'; text: typeof THEMATIC_BREAK };
+
+/** How a thematic break reads in a chunk's text: Markdown's own. */
+export const THEMATIC_BREAK = '---';
 
 /** A document reduced to its structure: what chunking works from. */
 export interface Page {

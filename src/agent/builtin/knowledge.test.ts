@@ -135,4 +135,19 @@ describe('builtin knowledge answers', () => {
       'Deleting your account closes it for good after a grace period of 14 days. [1]',
     );
   });
+  it('does not quote past a thematic break, even after a line that introduces what follows', () => {
+    const text = [
+      'PRAGMA cache_spill;',
+      '',
+      'The cache_spill pragma lets the pager spill dirty cache pages to the database file in the middle of a transaction, as follows:',
+      '',
+      '---',
+      '',
+      'PRAGMA case_sensitive_like = boolean;',
+      '',
+      'The default behaviour of the LIKE operator is to ignore case for ASCII characters.',
+    ].join('\n');
+    const answer = answerFromHits('When does the pager spill dirty cache pages?', [hit(text)]);
+    expect(answer.text).toBe('The cache_spill pragma lets the pager spill dirty cache pages to the database file in the middle of a transaction, as follows: [1]');
+  });
 });

@@ -1,6 +1,6 @@
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { HANDOFF_TOOL } from '../handoff-tool.js';
-import type { KnowledgeHit } from '../../knowledge/types.js';
+import { THEMATIC_BREAK, type KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
 import { clip, humanize, keywords, sentenceLines, type Sentence } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
@@ -175,10 +175,16 @@ function excerptStart(list: Sentence[], prose: boolean[], best: number, room: nu
   return length <= room ? start : best;
 }
 
-/** Where the passage's unit that holds sentence `i` ends: the next definition-list term starts another. */
+/** A thematic break's line: the end of one entry of a reference page, or of one topic. */
+const isBreak = (s: Sentence) => s.text === THEMATIC_BREAK;
+
+/**
+ * Where the passage's unit that holds sentence `i` ends: the next definition-list term starts
+ * another, and a thematic break ends it.
+ */
 function nextTerm(list: Sentence[], i: number): number {
   let j = i + 1;
-  while (j < list.length && !list[j]!.term) j++;
+  while (j < list.length && !list[j]!.term && !isBreak(list[j]!)) j++;
   return j;
 }
 
@@ -188,10 +194,10 @@ function nextTerm(list: Sentence[], i: number): number {
  */
 function introduced(list: Sentence[], intro: number): number[] {
   const next = list[intro + 1];
-  if (!next || next.term) return [];
+  if (!next || next.term || isBreak(next)) return [];
   const block = next.block;
   const out: number[] = [];
-  for (let j = intro + 1; j < list.length && list[j]!.block === block && !list[j]!.term; j++) out.push(j);
+  for (let j = intro + 1; j < list.length && list[j]!.block === block && !list[j]!.term && !isBreak(list[j]!); j++) out.push(j);
   return out;
 }
 
