@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
@@ -274,5 +275,15 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
     const { chunks, assistant } = await ask(p, 'Which bits of the analysis limit N value are silently ignored?');
     expect(streamedText(chunks)).toBe('The current implementation only uses the lower 31 bits of the N value, and higher order bits are silently ignored. [1]');
     expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([pragmas.id]);
+  });
+  it('answers from the part of a manual page Readability would have dropped: pg_dump’s description', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const html = readFileSync(new URL('../../test/quality/postgres/docs/app-pgdump.html', import.meta.url), 'utf8');
+    const dump = await addSource(t.app, p.project.id, { type: 'html', content: html });
+    const found = await search(t.app, p.project.id, 'does pg_dump block other users accessing the database');
+    expect(found.results[0]!.headingPath).toEqual(['Description']);
+    const { chunks, assistant } = await ask(p, 'Does pg_dump block other users accessing the database?');
+    expect(streamedText(chunks)).toContain('pg_dump does not block other users accessing the database (readers or writers).');
+    expect(assistant.sources.map((s: { sourceId: string }) => s.sourceId)).toEqual([dump.id]);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
 import { htmlToPage } from './extract.js';
@@ -85,5 +86,36 @@ describe('htmlToPage', () => {
       { kind: 'text', text: 'PRAGMA application_id;' },
       { kind: 'text', text: entry('application id') },
     ]);
+  });
+
+  it('reads the whole page when Readability keeps only part of it, without the manual’s navigation bars', () => {
+    // PostgreSQL's pg_dump page: no <main>, and Readability's article is the option list alone.
+    const html = readFileSync(new URL('../../test/quality/postgres/docs/app-pgdump.html', import.meta.url), 'utf8');
+    const chunks = chunkPage(htmlToPage(html, 'https://docs.example.com/app-pgdump.html'));
+    const holding = (text: string) => chunks.find((c) => c.text.includes(text));
+    expect(holding('[connection-option...] [option...] [dbname]')?.headingPath).toEqual(['Synopsis']);
+    expect(holding('pg_dump does not block other users accessing the database')?.headingPath).toEqual(['Description']);
+    expect(holding('Dump only tables with names matching')?.headingPath).toEqual(['Options']);
+    // DocBook's Prev / Up / Home / Next bars above and below the page are no part of it.
+    expect(chunks.map((c) => c.text).join('\n')).not.toMatch(/\bPrev\b|\bHome\b/);
+  });
+
+  it('reads the page’s <main> when it has one, skipping what is hidden', () => {
+    const body =
+      '<header><h1>Acme Help</h1></header><main><h1>Returns</h1><p>Return any item within 30 days.</p>' +
+      '<p style="display: none">Zephyr hidden text.</p><p hidden>Zephyr hidden too.</p><svg><text>Zephyr diagram label</text></svg><p>Refunds take five days.</p></main>';
+    expect(page(body).blocks).toEqual([
+      { kind: 'heading', level: 1, text: 'Returns', anchor: 'returns' },
+      { kind: 'text', text: 'Return any item within 30 days.' },
+      { kind: 'text', text: 'Refunds take five days.' },
+    ]);
+  });
+
+  it('keeps an h1 that Readability turned into an h2 once, not twice, in the heading path', () => {
+    // SQLite's pages number their sections with h1; Readability keeps them as h2.
+    const para = (what: string) => `<p>The ATTACH DATABASE statement ${what}, and the schema name that follows AS is how statements then refer to it, in every query.</p>`;
+    const body = `<div><h1>1. Overview</h1>${para('adds a database file').repeat(2)}<h1>2. Details</h1>${para('names the file').repeat(2)}</div>`;
+    const chunks = chunkPage(page(body));
+    expect(chunks.map((c) => c.headingPath)).toEqual([['1. Overview'], ['2. Details']]);
   });
 });

@@ -118,12 +118,15 @@ export function textToPage(text: string, title: string, url: string | null = nul
 
 const normalize = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim();
 
-/** Elements that hold no words of the page. */
-const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'form', 'button']);
+/** Elements that hold no words of the page; an SVG's text is the labels of a picture, not sentences. */
+const SKIPPED = new Set(['script', 'style', 'noscript', 'template', 'nav', 'footer', 'aside', 'form', 'button', 'svg']);
 /** ARIA landmarks that are a page's boilerplate, the role equivalents of nav, footer and aside. */
 const BOILERPLATE_ROLES = new Set(['navigation', 'contentinfo', 'complementary', 'search']);
 const INLINE = new Set(['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br', 'kbd', 'var', 'samp', 'q', 'cite', 'u', 's', 'dfn', 'font']);
-const BOILERPLATE_SELECTOR = 'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="complementary"], [role="search"]';
+/** Class names of the navigation bars DocBook's HTML output puts above and below each page (Prev, Up, Home, Next). */
+const BOILERPLATE_CLASSES = new Set(['navheader', 'navfooter']);
+const BOILERPLATE_SELECTOR =
+  'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="complementary"], [role="search"], .navheader, .navfooter';
 
 /**
  * Class names of a box set off from the text around it: an admonition (DocBook's note, tip, warning,
@@ -165,7 +168,15 @@ function titled(blocks: Block[]): Block[] {
   return out;
 }
 
-const skipped = (el: Element) => SKIPPED.has(el.tagName.toLowerCase()) || BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase());
+/** Whether an element is not shown, as Readability judges it: `hidden`, `display: none`, `aria-hidden`. */
+const hidden = (el: Element) =>
+  el.hasAttribute('hidden') || /display\s*:\s*none/i.test(el.getAttribute('style') ?? '') || el.getAttribute('aria-hidden') === 'true';
+
+const skipped = (el: Element) =>
+  SKIPPED.has(el.tagName.toLowerCase()) ||
+  hidden(el) ||
+  BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase()) ||
+  (el.getAttribute('class') ?? '').split(/\s+/).some((c) => BOILERPLATE_CLASSES.has(c));
 
 /**
  * A node's text with its line breaks: `<br>` and the edges of block elements are line breaks, which
@@ -324,40 +335,70 @@ function domBlocks(node: Element, out: Block[]): void {
 }
 
 /**
+ * The share of the page's words (without its boilerplate) that Readability's article must keep to be
+ * read instead of the page. On documentation pages Readability often picks one part: PostgreSQL's
+ * pg_dump page came out as its option list, without the synopsis and description.
+ */
+const ARTICLE_SHARE = 0.8;
+
+const wordCount = (blocks: Block[]) => blocks.reduce((n, b) => n + (b.kind === 'break' ? 0 : b.text.split(/\s+/).filter(Boolean).length), 0);
+const hasContent = (blocks: Block[]) => blocks.some((b) => b.kind !== 'heading' && b.kind !== 'break');
+
+/** The element the page itself marks as its main content: `<main>`, `role="main"` or its only `<article>`. */
+function mainLandmark(document: Document): Element | null {
+  const main = document.querySelector('main, [role="main"]');
+  if (main) return main;
+  const articles = document.querySelectorAll('article');
+  return articles.length === 1 ? articles[0]! : null;
+}
+
+/** Readability's article as blocks, or none when it finds no article. */
+function articleBlocks(html: string): Block[] {
+  const blocks: Block[] = [];
+  try {
+    // Readability mutates the document it reads; it gets a copy of its own.
+    const copy = parseHTML(html).document;
+    for (const el of Array.from(copy.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
+    // Classes are kept: they tell a box (a note, a warning) from the text around it.
+    const article = new Readability(copy as unknown as Document, { charThreshold: 100, keepClasses: true }).parse();
+    if (article?.content) {
+      const { document: content } = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`);
+      domBlocks(content.body as unknown as Element, blocks);
+    }
+  } catch {
+    blocks.length = 0;
+  }
+  return blocks;
+}
+
+/**
  * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
- * footer, aside and their ARIA landmark roles) are dropped first; Readability (the algorithm behind
- * Firefox's reader view) then finds the article among what is left. When it finds none, the body
- * without those and its header is used.
+ * footer, aside and their ARIA landmark roles, DocBook's navigation bars) are dropped first. When
+ * the page marks its main content (`<main>`, `role="main"`, a single `<article>`), that is what is
+ * read. Otherwise Readability (the algorithm behind Firefox's reader view) finds the article, which
+ * is read when it keeps most of the page's words (`ARTICLE_SHARE`); else the body without its header
+ * is read.
  */
 export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
   const { document } = parseHTML(html);
   const title = normalize(document.querySelector('title')?.textContent) || normalize(document.querySelector('h1')?.textContent) || fallbackTitle || url || 'Untitled';
-  const blocks: Block[] = [];
-  let article: { content?: string | null } | null = null;
-  try {
-    // Readability mutates the document it reads; give it a copy and keep the original for the fallback.
-    const copy = parseHTML(html).document;
-    for (const el of Array.from(copy.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
-    // Classes are kept: they tell a box (a note, a warning) from the text around it.
-    article = new Readability(copy as unknown as Document, { charThreshold: 100, keepClasses: true }).parse();
-  } catch {
-    article = null;
-  }
-  if (article?.content) {
-    const { document: content } = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`);
-    domBlocks(content.body as unknown as Element, blocks);
-    // Readability removes the h1 that repeats the page title; put it back so chunks keep the page's
-    // top heading in their path and its anchor.
-    const h1 = document.querySelector('h1');
-    if (h1 && !blocks.some((b) => b.kind === 'heading' && b.level === 1)) {
-      const text = normalize(h1.textContent);
-      if (text) blocks.unshift({ kind: 'heading', level: 1, text, anchor: h1.getAttribute('id') || slugify(text) });
-    }
-  }
-  if (!blocks.some((b) => b.kind !== 'heading' && b.kind !== 'break') && document.body) {
+  const h1 = document.querySelector('h1');
+  let blocks: Block[] = [];
+  const main = mainLandmark(document as unknown as Document);
+  if (main) domBlocks(main, blocks);
+  if (!hasContent(blocks) && document.body) {
+    const article = articleBlocks(html);
     for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
-    blocks.length = 0;
-    domBlocks(document.body as unknown as Element, blocks);
+    const body: Block[] = [];
+    domBlocks(document.body as unknown as Element, body);
+    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? article : body;
+  }
+  const h1Text = normalize(h1?.textContent);
+  if (h1Text && !blocks.some((b) => b.kind === 'heading' && (b.level === 1 || b.text === h1Text))) {
+    // Readability removes the h1 that repeats the page title, and a header can hold it: put it back
+    // so chunks keep the page's top heading in their path and its anchor. An h1 Readability made an
+    // h2 (it does so with every h1 it keeps) is still there and is not repeated.
+    blocks.unshift({ kind: 'heading', level: 1, text: h1Text, anchor: h1!.getAttribute('id') || slugify(h1Text) });
   }
   return { title, url, blocks };
 }
