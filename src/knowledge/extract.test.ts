@@ -1,12 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
-import { htmlToPage } from './extract.js';
+import { htmlToPage, MAX_HTML_DEPTH } from './extract.js';
 
 const page = (body: string) => htmlToPage(`<html><head><title>Manual</title></head><body>${body}</body></html>`, null);
 const texts = (body: string) => page(body).blocks.filter((b) => b.kind !== 'heading').map((b) => b.text);
 
 describe('htmlToPage', () => {
+  it('refuses a page nested deeper than any real one, at once, and reads one as deep as allowed', () => {
+    const nested = (depth: number) =>
+      `<html><head><title>Deep</title></head><body><main>${'<div>'.repeat(depth)}<p>The bottom of the page.</p>${'</div>'.repeat(depth)}</main></body></html>`;
+    // 2,000 levels took Readability over a minute, on the thread that reads the page.
+    expect(() => htmlToPage(nested(2_000), null)).toThrow(`The page's HTML is nested more than ${MAX_HTML_DEPTH} elements deep`);
+    expect(() => htmlToPage(`<span>${'<b>'.repeat(MAX_HTML_DEPTH + 1)}x</span>`, null)).toThrow(/nested more than/);
+    // html, body, main, then the divs and the paragraph.
+    const page = htmlToPage(nested(MAX_HTML_DEPTH - 4), null);
+    expect(page.blocks.map((b) => b.text)).toContain('The bottom of the page.');
+  });
+
   it('reads <br> as a line break, also inside inline elements, and block edges as spaces on one line', () => {
     expect(texts('<main><h1>Dump</h1><p><b>PRAGMA recursive_triggers;<br>PRAGMA recursive_triggers = </b><i>boolean</i>;</p></main>')).toEqual([
       'PRAGMA recursive_triggers;\nPRAGMA recursive_triggers = boolean;',

@@ -372,6 +372,24 @@ function articleBlocks(html: string): Block[] {
 }
 
 /**
+ * Deepest nesting of elements an HTML page may have. Real pages stay far below it (a few dozen
+ * levels); Readability's cost grows faster than the square of the depth (a page of 2,000 nested
+ * divs, 20 KB, took over a minute) and the block walk recurses, so a deeper page is refused rather
+ * than read: on the main thread, where small pages are read, it would stall the node.
+ */
+export const MAX_HTML_DEPTH = 256;
+
+/** Refuses a page nested deeper than MAX_HTML_DEPTH, walking it without recursion. */
+function checkDepth(root: Node): void {
+  const stack: Array<[Node, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (depth > MAX_HTML_DEPTH) throw new Error(`The page's HTML is nested more than ${MAX_HTML_DEPTH} elements deep`);
+    for (let child = node.firstChild; child; child = child.nextSibling) if (child.nodeType === 1) stack.push([child, depth + 1]);
+  }
+}
+
+/**
  * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
  * footer, aside and their ARIA landmark roles, DocBook's navigation bars) are dropped first. When
  * the page marks its main content (`<main>`, `role="main"`, a single `<article>`), that is what is
@@ -381,6 +399,7 @@ function articleBlocks(html: string): Block[] {
  */
 export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
   const { document } = parseHTML(html);
+  checkDepth(document as unknown as Node);
   const title = normalize(document.querySelector('title')?.textContent) || normalize(document.querySelector('h1')?.textContent) || fallbackTitle || url || 'Untitled';
   const h1 = document.querySelector('h1');
   let blocks: Block[] = [];

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { search, waitForSource } from '../../test/support/knowledge.js';
 import { newId } from '../lib/ids.js';
 import { chunkPage } from './chunk.js';
@@ -346,6 +346,21 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     } finally {
       await worker.stop();
       await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('an HTML document nested deeper than any real page fails at once with the reason, the node still answering', async () => {
+    const { project } = await createProject(t);
+    const deep = `<html><head><title>Deep</title></head><body>${'<div>'.repeat(3_000)}<p>Bottom.</p>${'</div>'.repeat(3_000)}</body></html>`;
+    const created = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${project.id}/knowledge`, headers: adminAuth(), payload: { type: 'html', content: deep } });
+    expect(created.statusCode).toBe(201);
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+    try {
+      const failed = await waitForSource(t.app, project.id, created.json().source.id);
+      expect(failed).toMatchObject({ status: 'failed', error: "The page's HTML is nested more than 256 elements deep" });
+      expect((await t.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    } finally {
+      await worker.stop();
     }
   });
 
