@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { search, waitForSource } from '../../test/support/knowledge.js';
@@ -10,6 +11,28 @@ import { enqueueIngestion, MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js'
 import { isPublicAddress } from '../net/safe-fetch.js';
 import { DocumentParser } from './parser.js';
 import { createSource } from './sources.js';
+
+/** The address policy that lets a test's site on 127.0.0.1 through the SSRF guard. */
+const localSites = (a: string) => a === '127.0.0.1' || isPublicAddress(a);
+
+/**
+ * A one-page site on 127.0.0.1 whose page is held until `release()`: `requested` resolves when it
+ * is first asked for; once released, every request for it is answered at once.
+ */
+async function heldPage(title: string, text: string) {
+  let asked!: () => void;
+  const requested = new Promise<void>((r) => (asked = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const server = createServer((req, res) => {
+    if (req.url === '/robots.txt') return void res.writeHead(404).end();
+    asked();
+    void released.then(() => res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><head><title>${title}</title></head><body><main><p>${text}</p></main></body></html>`));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/page`, requested, release, close: () => new Promise((r) => server.close(r)) };
+}
 
 describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
   let t: TestApp;
@@ -82,27 +105,17 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
 
   it('a job given back at shutdown in the millisecond it was queued still starts clean on its next run', async () => {
     const { project } = await createProject(t);
-    let requested!: () => void;
-    const pageRequested = new Promise<void>((r) => (requested = r));
-    let answer = false;
-    const server = createServer((req, res) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      // The first run's page never comes: the worker is stopped while it waits.
-      if (!answer) return requested();
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Hours</title></head><body><main><p>The store opens at nine on weekdays.</p></main></body></html>');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    const addressPolicy = (a: string) => a === '127.0.0.1' || isPublicAddress(a);
+    // The first run's page never comes: the worker is stopped while it waits.
+    const site = await heldPage('Hours', 'The store opens at nine on weekdays.');
     // The clock stands still from the job's creation to its hand-back, as it can between nodes
     // whose clocks differ: the queued row's times alone cannot tell the two apart.
     vi.useFakeTimers({ toFake: ['Date'] });
     let job;
     try {
-      const source = await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/hours`, options: { maxDepth: 0 } });
+      const source = await createSource(t.deps, project.id, { type: 'url', url: site.url, options: { maxDepth: 0 } });
       job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
-      const first = startKnowledgeWorker(t.deps, { pollMs: 20, leaseMs: 60_000, addressPolicy });
-      await pageRequested;
+      const first = startKnowledgeWorker(t.deps, { pollMs: 20, leaseMs: 60_000, addressPolicy: localSites });
+      await site.requested;
       // The first run had written a chunk of its generation before it was stopped.
       await writeChunk(source.id, project.id, job.generation, 'Hours', 'Half written by the first run.');
       await first.stop();
@@ -111,15 +124,15 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     } finally {
       vi.useRealTimers();
     }
-    answer = true;
-    const second = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy });
+    site.release();
+    const second = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy: localSites });
     try {
       expect((await waitForSource(t.app, project.id, job.source_id)).status).toBe('ready');
       const rows = await db().selectFrom('knowledge_chunks').select('text').where('source_id', '=', job.source_id).execute();
       expect(rows.map((r) => r.text)).toEqual(['The store opens at nine on weekdays.']);
     } finally {
       await second.stop();
-      await new Promise((r) => server.close(r));
+      await site.close();
     }
   });
 
@@ -272,34 +285,24 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
   it("a worker that finds at its switch that another node took its job over leaves that node's work alone", async () => {
     const { project } = await createProject(t);
     // The page is answered once the job has been taken over.
-    let requested!: () => void;
-    const pageRequested = new Promise<void>((r) => (requested = r));
-    let release!: () => void;
-    const takenOver = new Promise<void>((r) => (release = r));
-    const server = createServer((req, res) => {
-      if (req.url === '/robots.txt') return void res.writeHead(404).end();
-      requested();
-      void takenOver.then(() => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><head><title>Care</title></head><body><main><p>Wash the cover at thirty degrees.</p></main></body></html>'));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as { port: number }).port;
-    const source = await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/care`, options: { maxDepth: 0 } });
+    const site = await heldPage('Care', 'Wash the cover at thirty degrees.');
+    const source = await createSource(t.deps, project.id, { type: 'url', url: site.url, options: { maxDepth: 0 } });
     let finished!: (outcome: string) => void;
     const outcome = new Promise<string>((r) => (finished = r));
     // A lease long enough that no heartbeat runs before the switch.
     const worker = startKnowledgeWorker(t.deps, {
       pollMs: 20,
       leaseMs: 60_000,
-      addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a),
+      addressPolicy: localSites,
       onJobFinished: (o) => finished(o),
     });
     try {
-      await pageRequested;
+      await site.requested;
       const job = await db().selectFrom('knowledge_jobs').selectAll().where('source_id', '=', source.id).executeTakeFirstOrThrow();
       // This worker stalled past its lease; another node took the job over and has written a chunk.
       await db().updateTable('knowledge_jobs').set({ lease_owner: 'worker_other', attempts: 2, lease_until: new Date(Date.now() + 60_000).toISOString() }).where('id', '=', job.id).execute();
       await writeChunk(source.id, project.id, job.generation, 'Care', 'Written by the other node.');
-      release();
+      site.release();
       expect(await outcome).toBe('lease_lost');
       const after = await db().selectFrom('knowledge_jobs').select(['status', 'lease_owner']).where('id', '=', job.id).executeTakeFirstOrThrow();
       expect(after).toEqual({ status: 'running', lease_owner: 'worker_other' });
@@ -308,9 +311,9 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
       const texts = await db().selectFrom('knowledge_chunks').select('text').where('source_id', '=', source.id).where('generation', '=', job.generation).execute();
       expect(texts.map((r) => r.text)).toContain('Written by the other node.');
     } finally {
-      release();
+      site.release();
       await worker.stop();
-      await new Promise((r) => server.close(r));
+      await site.close();
     }
   });
 
@@ -339,7 +342,7 @@ describe.each(dialects)('ingestion jobs ($name)', (dialect) => {
     for (let i = 0; i < 4; i++) {
       ids.push((await createSource(t.deps, project.id, { type: 'url', url: `http://127.0.0.1:${port}/p${i}`, options: { maxDepth: 0 } })).id);
     }
-    const worker = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a) });
+    const worker = startKnowledgeWorker(t.deps, { pollMs: 20, addressPolicy: localSites });
     try {
       for (const id of ids) expect((await waitForSource(t.app, project.id, id)).status).toBe('ready');
       expect(most).toBe(dialect.name === 'postgres' ? 2 : 1);
