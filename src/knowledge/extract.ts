@@ -125,8 +125,14 @@ const BOILERPLATE_ROLES = new Set(['navigation', 'contentinfo', 'complementary',
 const INLINE = new Set(['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br', 'kbd', 'var', 'samp', 'q', 'cite', 'u', 's', 'dfn', 'font']);
 /** Class names of the navigation bars DocBook's HTML output puts above and below each page (Prev, Up, Home, Next). */
 const BOILERPLATE_CLASSES = new Set(['navheader', 'navfooter']);
-const BOILERPLATE_SELECTOR =
-  'nav, footer, aside, [role="navigation"], [role="contentinfo"], [role="complementary"], [role="search"], .navheader, .navfooter';
+/** The boilerplate above as one selector, for removing it from a whole document. */
+const BOILERPLATE_SELECTOR = [
+  'nav',
+  'footer',
+  'aside',
+  ...[...BOILERPLATE_ROLES].map((role) => `[role="${role}"]`),
+  ...[...BOILERPLATE_CLASSES].map((name) => `.${name}`),
+].join(', ');
 
 /**
  * Class names of a box set off from the text around it: an admonition (DocBook's note, tip, warning,
