@@ -162,27 +162,19 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
       i += taken - 1;
       continue;
     }
-    // A synonym set's member, read on all the question's words ("log in" holds a stopword).
+    // A word, or a synonym set's member, read on all the question's words ("log in" holds a stopword).
     const syn = synonymsAt(all, list[i]!.at);
-    if (syn) {
-      const end = list[i]!.at + syn.length;
-      let n = 1;
-      while (i + n < list.length && list[i + n]!.at < end) n++;
-      const own = words.slice(i, i + n);
-      const key = own.join(' ');
-      if (!seen.has(key)) {
-        seen.add(key);
-        // Only where the question's own word is one the content never uses: a word it uses already
-        // finds its passages, and the set's other words would only blur its ranking.
-        const alts = used(own) ? [] : syn.others.filter(used);
-        groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...alts]);
-      }
-      i += n - 1;
-      continue;
-    }
-    if (seen.has(w)) continue;
-    seen.add(w);
-    groups.push([[w], ...(lexicon.aliases.get(w) ?? []).map((a) => a.split(' '))]);
+    let n = 1;
+    if (syn) while (i + n < list.length && list[i + n]!.at < list[i]!.at + syn.length) n++;
+    const own = words.slice(i, i + n);
+    i += n - 1;
+    const key = own.join(' ');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    // Synonyms only where the question's own word is one the content never uses: a word it uses
+    // already finds its passages, and the set's other words would only blur its ranking.
+    const synonyms = syn && !used(own) ? syn.others.filter(used) : [];
+    groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...synonyms]);
   }
   return groups;
 }
