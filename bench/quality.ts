@@ -49,6 +49,7 @@ const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
   shop: { docs: SHOP_DOCS, type: 'markdown' },
   postgres: { docs: join(ROOT, 'postgres/docs/'), type: 'html' },
   sqlite: { docs: join(ROOT, 'sqlite/docs/'), type: 'html' },
+  node: { docs: join(ROOT, 'node/docs/'), type: 'markdown' },
 };
 
 const log = pino({ level: 'silent' });
