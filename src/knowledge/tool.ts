@@ -6,8 +6,12 @@ import type { KnowledgeHit } from './types.js';
 /** Name of the knowledge tool, as the model (and the builtin model) sees it. */
 export const KNOWLEDGE_TOOL = 'search_knowledge';
 
-/** Passages handed to the model per search: enough to answer, few enough to keep the prompt small. */
-const RESULTS_PER_SEARCH = 5;
+/**
+ * Passages handed to the model per search: enough to answer, few enough to keep the prompt small.
+ * The first three are of three pages (search's `diversify`); the rest are the best of what is left,
+ * often the first page's further passages, where its answer may be.
+ */
+const RESULTS_PER_SEARCH = 7;
 
 /**
  * The share of a question's distinctive terms (weighted by rarity in the project) a passage must
@@ -64,8 +68,14 @@ export function knowledgeTools(search: KnowledgeSearch, projectId: string): Tool
       inputSchema: searchInput,
       execute: async ({ query }): Promise<KnowledgeToolOutput> => {
         const { hits, terms } = await search.assess(projectId, query, RESULTS_PER_SEARCH);
+        // Passages that cover the question, grouped by source in the order the search ranked the
+        // sources: a page whose first passage falls short but whose second answers still comes
+        // before the pages ranked below it.
+        const sourceRank = new Map<string, number>();
+        for (const h of hits) if (!sourceRank.has(h.sourceId)) sourceRank.set(h.sourceId, sourceRank.size);
         const results = hits
           .filter((h) => h.coverage >= MIN_MATCH)
+          .sort((a, b) => sourceRank.get(a.sourceId)! - sourceRank.get(b.sourceId)!)
           .map(({ coverage, ...hit }) => ({ ...hit, n: ++cited, match: coverage }));
         return results.length > 0 ? { found: true, results, terms } : { found: false, results: [], terms, note: NOTHING_FOUND };
       },

@@ -5,7 +5,7 @@ import type { FullTextIndex } from './full-text.js';
 import { buildLexicon, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
-import { groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
+import { diversify, groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
 import { sqliteFullText } from './sqlite.js';
 
 /** The passages found for a question, with how well each covers it and what the question's terms weigh. */
@@ -124,7 +124,7 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
       const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, query, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
-    return { hits: rerank(candidates, groups, lexicon, analysed).slice(0, limit), groups, lexicon };
+    return { hits: diversify(rerank(candidates, groups, lexicon, analysed)).slice(0, limit), groups, lexicon };
   };
 
   return {

@@ -101,3 +101,35 @@ export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexic
   });
   return scored.sort((a, b) => b.score - a.score);
 }
+
+/**
+ * How many of the first results come from different sources. The reranking scores passages one by
+ * one, so a long page whose words match the question fills the first places with its passages and
+ * pushes a page that answers below them; three distinct pages first let a reader (and the model)
+ * see the best passage of each before the second of any. Measured in docs/knowledge.md
+ * ("Three pages first").
+ */
+export const DISTINCT_SOURCES_FIRST = 3;
+
+/**
+ * Reorders ranked hits so that the first `distinct` come from different sources (the best of each,
+ * in rank order), followed by every other hit in rank order. With fewer sources than that, the
+ * order is the ranking's. Scores stay best first: a hit moved down is capped just below the one
+ * before it, as between the full-text tiers.
+ */
+export function diversify<T extends KnowledgeHit>(hits: T[], distinct = DISTINCT_SOURCES_FIRST): T[] {
+  const seen = new Set<string>();
+  const first: T[] = [];
+  for (const hit of hits) {
+    if (first.length === distinct) break;
+    if (seen.has(hit.sourceId)) continue;
+    seen.add(hit.sourceId);
+    first.push(hit);
+  }
+  const ordered = [...first, ...hits.filter((hit) => !first.includes(hit))];
+  for (let i = 1; i < ordered.length; i++) {
+    const before = ordered[i - 1]!.score;
+    if (ordered[i]!.score >= before) ordered[i] = { ...ordered[i]!, score: Number((before - 1e-6).toFixed(6)) };
+  }
+  return ordered;
+}
