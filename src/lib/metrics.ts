@@ -163,15 +163,17 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
       },
     });
   }
+  // The pool as the scrape found it: read before the collectors above query the database, since
+  // their own queries, queued for a connection at that moment, would count as callers waiting.
+  let poolAtScrape: ReturnType<NonNullable<MetricSources['pool']>> = null;
   if (sources.pool) {
-    const pool = sources.pool;
     new Gauge({
       name: 'answerdesk_db_pool_connections',
       help: 'Database pool of this node: connections by state (total, idle, in_use) and callers waiting for one (waiting).',
       labelNames: ['state'],
       registers,
       collect() {
-        const stats = pool();
+        const stats = poolAtScrape;
         if (!stats) return;
         this.set({ state: 'total' }, stats.total);
         this.set({ state: 'idle' }, stats.idle);
@@ -209,7 +211,10 @@ export function createMetrics(enabled: boolean, sources: MetricSources = {}): Me
       hooks.inc({ event, status });
       if (seconds !== null) hookDuration.observe({ status }, seconds);
     },
-    scrape: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+    async scrape() {
+      poolAtScrape = sources.pool?.() ?? null;
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
   };
 }
 

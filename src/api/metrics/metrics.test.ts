@@ -131,6 +131,16 @@ describe.each(dialects)('GET /metrics on $name', (dialect) => {
     if (dialect.name === 'postgres') expect(sample(text, 'answerdesk_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
   });
 
+  // The queue depth and pending deliveries are read from the database while the scrape runs: the
+  // pool gauge must show the pool as the scrape found it, not those queries queued for a connection.
+  it.runIf(dialect.name === 'postgres')('reports an idle pool as idle, with nobody waiting', async () => {
+    await scrape();
+    const text = await scrape();
+    expect(sample(text, 'answerdesk_db_pool_connections', { state: 'total' })).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'answerdesk_db_pool_connections', { state: 'in_use' })).toBe(0);
+    expect(sample(text, 'answerdesk_db_pool_connections', { state: 'waiting' })).toBe(0);
+  });
+
   it('counts a failed answer and a failed action call by status', async () => {
     const p = await createProject(t, { model: 'openai-compatible:fake' });
     await t.app.inject({
