@@ -42,7 +42,10 @@ export interface EvalMetrics {
   keyTermsPresent: number | null;
   /** Unanswerable cases: share declined (said so and cited nothing). */
   unanswerableDeclined: number | null;
-  /** Unanswerable cases answered anyway: made up, as far as the help content goes. */
+  /**
+   * Unanswerable cases answered anyway: made up, as far as the help content goes. An answer that
+   * failed (outcome `error`) said nothing, so it is neither declined nor answered anyway.
+   */
   answeredAnyway: number;
   /** Answerable cases declined. */
   wronglyDeclined: number;
@@ -87,7 +90,7 @@ export function computeMetrics(cases: readonly EvalCase[], results: readonly Eva
     citesExpectedSource: share(withSources.filter((r) => r.citesExpected).length, withSources.length),
     keyTermsPresent: share(withTerms.filter((r) => r.missingTerms.length === 0).length, withTerms.length),
     unanswerableDeclined: share(declinedUnanswerable, unanswerable.length),
-    answeredAnyway: unanswerable.length - declinedUnanswerable,
+    answeredAnyway: unanswerable.filter((r) => !r.result.declined && r.result.outcome !== 'error').length,
     wronglyDeclined: answerable.filter((r) => r.result.declined).length,
     passed: results.filter((r) => r.passed).length,
   };

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../../test/fakes/openai-compatible.js';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { addSource } from '../../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../knowledge/jobs.js';
@@ -27,17 +28,20 @@ Standard delivery inside the Netherlands takes two business days. Express delive
 describe.each(dialects)('answer regression tests ($name)', (dialect) => {
   let t: TestApp;
   let worker: KnowledgeWorker;
+  let fake: FakeOpenAICompatible;
   let p: CreatedProject;
   let shippingId: string;
   const url = (path = '') => `/api/v1/admin/projects/${p.project.id}/evals${path}`;
 
   beforeAll(async () => {
-    t = await createTestApp({ dialect });
+    fake = await startFakeOpenAICompatible();
+    t = await createTestApp({ dialect, env: { OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl } });
     worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
   });
   afterAll(async () => {
     await worker.stop();
     await t.close();
+    await fake.close();
   });
   beforeEach(async () => {
     p = await createProject(t, { model: 'builtin' });
@@ -84,6 +88,25 @@ describe.each(dialects)('answer regression tests ($name)', (dialect) => {
       passed: 3,
     });
     expect(await storedRows()).toBe(0);
+  });
+
+  it('counts a failed answer neither as declined nor as answered anyway', async () => {
+    // The model is down: every answer fails.
+    fake.setFallback(() => ({ httpError: { status: 400, body: { error: { message: 'model not found' } } } }));
+    p = await createProject(t, { model: 'openai-compatible:fake' });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: url('/run'),
+      headers: adminAuth(),
+      payload: { cases: [{ question: 'Do you sell gift wrapping?', answerable: false }, { question: 'How long do I have to return an item?' }] },
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as EvalResult;
+    expect(body.results.map((r) => [r.outcome, r.declined, r.passed])).toEqual([
+      ['error', false, false],
+      ['error', false, false],
+    ]);
+    expect(body.metrics).toMatchObject({ unanswerableDeclined: 0, answeredAnyway: 0, wronglyDeclined: 0, passed: 0 });
   });
 
   it('keeps suites and their runs, and compares each run with the one before', async () => {

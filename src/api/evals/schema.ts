@@ -49,7 +49,7 @@ export const evalMetricsSchema = z
     citesExpectedSource: rate.describe('Same cases: share whose answer cites an expected source.'),
     keyTermsPresent: rate.describe('Answerable cases with key terms: share whose answer contains every one.'),
     unanswerableDeclined: rate.describe('Unanswerable cases: share the agent declined (said it does not know, cited nothing).'),
-    answeredAnyway: z.number().int().describe('Unanswerable cases answered anyway (fabricated, as far as the help content goes).'),
+    answeredAnyway: z.number().int().describe('Unanswerable cases answered anyway (fabricated, as far as the help content goes); a failed answer (outcome `error`) is not counted.'),
     wronglyDeclined: z.number().int().describe('Answerable cases the agent declined.'),
     passed: z.number().int().describe('Cases that passed: answerable ones found, cited and covering their key terms; unanswerable ones declined.'),
   })

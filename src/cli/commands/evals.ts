@@ -87,7 +87,7 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
         ? ''
         : [
             r.answerable && r.declined ? 'declined' : '',
-            !r.answerable && !r.declined ? 'answered anyway' : '',
+            !r.answerable && !r.declined && r.outcome !== 'error' ? 'answered anyway' : '',
             r.citesExpected === false ? 'expected source not cited' : '',
             r.missingTerms.length ? `missing ${r.missingTerms.map((t) => JSON.stringify(t)).join(', ')}` : '',
             r.outcome === 'error' ? 'failed' : '',
