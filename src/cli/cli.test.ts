@@ -242,6 +242,14 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     const { to: _apiTo, ...apiFigures } = await adminGet('/analytics?days=7');
     expect(figures).toEqual(apiFigures);
     expect(figures.messages).toEqual({ total: 2, user: 1, assistant: 1, failed: 0 });
+    // The table shows the answers by outcome and their rates, as the API counts them.
+    const table = await cli(['analytics', '--project', id, '--days', '7']);
+    expect(table.code).toBe(0);
+    const { answered, declined, action, error, answeredRate, declinedRate } = figures.outcomes;
+    const pct = (r: number) => `${Math.round(r * 1000) / 10}%`;
+    expect(table.stdout).toContain(
+      `  answers        ${answered} answered, ${declined} declined, ${action} from actions, ${error} failed (answered ${pct(answeredRate)}, declined ${pct(declinedRate)})\n`,
+    );
 
     const closed = await cli(['conversation', 'close', '--project', id, conversationId]);
     expect(closed.stdout).toMatch(new RegExp(`^Closed conversation ${conversationId} at \\d{4}-`));

@@ -8,7 +8,9 @@ const analyticsUsage = `Usage:
   answerdesk analytics --project <projectId> [--days <n>] [--json]
 
 Conversation, message and feedback counts over the last --days UTC days (1..365, default 30,
-today included), with the answered, satisfaction and failure rates and a per-day series.
+today included), with the answered, satisfaction and failure rates, the answers by outcome
+(answered, declined, from actions, failed) with the answered and declined rates, a per-day series
+and the top questions.
 --json prints the same JSON as GET /api/v1/admin/projects/{id}/analytics.
 Works directly on the database named by DATABASE_URL.
 `;
@@ -28,13 +30,15 @@ const pct = (r: number | null) => (r === null ? '-' : `${Math.round(r * 1000) / 
 function printAnalytics(a: Analytics, days: number): void {
   const c = a.conversations;
   const m = a.messages;
+  const o = a.outcomes;
   process.stdout.write(
     [
       `Last ${days} day(s), ${a.from.slice(0, 10)} to ${a.to.slice(0, 10)} (UTC):`,
       `  conversations  ${c.total} (${c.active} active, ${c.closed} closed, ${c.unanswered} unanswered, ${c.identified} identified, ${c.endUsers} end users)`,
       `  messages       ${m.total} (${m.user} from users, ${m.assistant} answers, ${m.failed} failed)`,
+      `  answers        ${o.answered} answered, ${o.declined} declined, ${o.action} from actions, ${o.error} failed (answered ${pct(o.answeredRate)}, declined ${pct(o.declinedRate)})`,
       `  feedback       ${a.feedback.positive} positive, ${a.feedback.negative} negative`,
-      `  rates          answered ${pct(a.rates.answered)}, satisfaction ${pct(a.rates.satisfaction)}, answer failures ${pct(a.rates.answerFailure)}`,
+      `  rates          conversations answered ${pct(a.rates.answered)}, satisfaction ${pct(a.rates.satisfaction)}, answer failures ${pct(a.rates.answerFailure)}`,
       '',
     ].join('\n'),
   );
