@@ -5,6 +5,7 @@ import { dialects } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { createConversation } from '../conversations/conversations.js';
 import { appendMessage } from '../conversations/messages.js';
+import { createSuite } from '../evals/suites.js';
 import { createProject } from '../projects/projects.js';
 import type { Store } from '../store/index.js';
 
@@ -64,6 +65,29 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     expect(bad.stderr).toContain('cases.0.question');
     const neither = await runCli(['eval', 'run', '--project', projectId, '--min-hit3', '2'], env);
     expect(neither.code).toBe(2);
+  });
+
+  it('runs a saved suite with --eval, stores each run and compares it with the one before', async () => {
+    const projectId = (await createProject(store.db, { name: 'Suites', settings: { model: 'builtin' } })).project.id;
+    const suite = await createSuite(store.db, projectId, { name: 'Basics', cases: [{ question: 'Do you sell gift wrapping?', answerable: false }] });
+    const runs = () => store.db.selectFrom('eval_runs').select('id').where('eval_id', '=', suite.id).orderBy('created_at').execute();
+
+    const first = await runCli(['eval', 'run', '--project', projectId, '--eval', suite.id, '--max-fabricated', '0'], env);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^1\s+pass\s+-\s+declined\s+Do you sell gift wrapping\?/m);
+    expect(first.stdout).not.toContain('Compared with');
+    const [firstRun] = await runs();
+    expect(firstRun).toBeDefined();
+
+    const second = await runCli(['eval', 'run', '--project', projectId, '--eval', suite.id], env);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/unanswerable declined\s+1 {2}\(0\)$/m);
+    expect(second.stdout).toMatch(new RegExp(`^Compared with run ${firstRun!.id} \\(\\S+\\): every question has the same result$`, 'm'));
+    expect(await runs()).toHaveLength(2);
+
+    const unknown = await runCli(['eval', 'run', '--project', projectId, '--eval', 'eval_unknown'], env);
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'Error: Eval not found\n']);
   });
 
   it('lists knowledge gaps and resolves one into the FAQ', async () => {

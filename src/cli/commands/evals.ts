@@ -112,7 +112,9 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
       line('answerable wrongly declined', `${m.wronglyDeclined}/${m.answerable}`, signed(d?.wronglyDeclined ?? null)),
       ...(comparison
         ? [
-            `Compared with run ${comparison.previousRunId} (${comparison.previousAt}):`,
+            `Compared with run ${comparison.previousRunId} (${comparison.previousAt}):${
+              comparison.nowFailing.length + comparison.nowPassing.length === 0 ? ' every question has the same result' : ''
+            }`,
             ...comparison.nowFailing.map((q) => `  now failing: ${q}`),
             ...comparison.nowPassing.map((q) => `  now passing: ${q}`),
           ]
