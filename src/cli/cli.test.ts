@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -314,6 +315,22 @@ describe('answerdesk CLI command line', SLOW, () => {
     }
     // Refused before the database was even opened.
     expect(existsSync(join(dir, 'usage.db'))).toBe(false);
+  });
+
+  it('serve names Redis when it cannot reach REDIS_URL at start', async () => {
+    // A port nothing listens on: taken, then let go.
+    const closed = createServer();
+    await new Promise<void>((ready) => closed.listen(0, '127.0.0.1', ready));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    const res = await runCli(['serve'], {
+      DATABASE_URL: `sqlite:${join(dir, 'redis.db')}`,
+      REDIS_URL: `redis://:secret-password@127.0.0.1:${port}`,
+      PORT: '0',
+      ANSWERDESK_DEMO: 'false',
+    });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toBe(`Error: Cannot connect to Redis at 127.0.0.1:${port} (connection refused). Is the server running, and is REDIS_URL right?\n`);
   });
 
   it('prints help with exit 0, also without any command (which starts no server)', async () => {

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { redisConnectFailure } from '../lib/redis-connect.js';
 import { deliver, type BusEvent, type BusListener, type EventBus, type EventBusOptions } from './types.js';
 
 /**
@@ -20,10 +21,20 @@ export async function createRedisBus(url: string, options: EventBusOptions = {})
   const pub = new Redis(url, settings);
   // The subscriber resubscribes by itself after a reconnect (ioredis' autoResubscribe).
   const sub = new Redis(url, { ...settings, enableOfflineQueue: true });
-  const report = (err: Error) => options.onError?.(err);
+  let lastErrorEvent: Error | undefined;
+  const report = (err: Error) => {
+    lastErrorEvent = err;
+    options.onError?.(err);
+  };
   pub.on('error', report);
   sub.on('error', report);
-  await Promise.all([pub.connect(), sub.connect()]);
+  try {
+    await Promise.all([pub.connect(), sub.connect()]);
+  } catch (err) {
+    pub.disconnect();
+    sub.disconnect();
+    throw redisConnectFailure(url, lastErrorEvent ?? err);
+  }
 
   const topics = new Map<string, Set<BusListener>>();
   /** Each topic's SUBSCRIBE in flight or done, so a second listener also waits until Redis confirmed it. */

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { redisConnectFailure } from '../lib/redis-connect.js';
 import { limiterFamily, type FallbackEvent, type RateLimiter, type RedisOptions } from './limiter.js';
 
 /** While Redis stays away, the fallback warning is repeated at most this often. */
@@ -33,7 +34,11 @@ export async function createRedisLimiter(url: string, prefix: string, options: R
   let warnedAt = 0;
   // Connection errors are expected during an outage (the client keeps reconnecting); they must not
   // crash the node. They are reported through the fallback event, once a minute at most.
-  client.on('error', (err: Error) => void (lastError = err.message));
+  let lastErrorEvent: Error | undefined;
+  client.on('error', (err: Error) => {
+    lastError = err.message;
+    lastErrorEvent = err;
+  });
   client.on('ready', () => {
     if (!degradedSince) return;
     degradedSince = 0;
@@ -52,7 +57,12 @@ export async function createRedisLimiter(url: string, prefix: string, options: R
     emit({ type: 'fallback', status: client.status, error: lastError });
   };
 
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw redisConnectFailure(url, lastErrorEvent ?? err);
+  }
   return limiterFamily(
     'redis',
     (keyPrefix, points, duration) =>
