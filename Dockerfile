@@ -34,8 +34,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/README.md ./
 COPY --from=build /app/docs ./docs
 COPY --from=build /app/demo ./demo
-# SQLite database and, unless ANSWERDESK_SECRET_KEY is set, the generated secret.key beside it.
-RUN mkdir -p /data && chown node:node /data
+# SQLite database and, unless ANSWERDESK_SECRET_KEY is set, the generated secret.key beside it. On
+# PostgreSQL that key goes to ./data, which the node user could not create in /app: it links to the volume.
+RUN mkdir -p /data && chown node:node /data && ln -s /data /app/data
 VOLUME ["/data"]
 USER node
 EXPOSE 3000

@@ -2,11 +2,12 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, posix, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { glob } from 'tinyglobby';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyDirectory } from '../src/actions/secret-box.js';
 import { configSchema, loadConfig } from '../src/config.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
@@ -28,12 +29,14 @@ interface Dockerfile {
   user: string[];
   volumes: string[];
   copiedFromBuild: string[];
+  /** WORKDIR of the last stage: where the start resolves relative paths. */
+  workdir: string;
 }
 
 /** The instructions of the Dockerfile that matter here (continuation lines joined). */
 function parseDockerfile(text: string): Dockerfile {
   const lines = text.replace(/\\\n\s*/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  const out: Dockerfile = { run: [], env: {}, cmd: [], healthcheck: [], user: [], volumes: [], copiedFromBuild: [] };
+  const out: Dockerfile = { run: [], env: {}, cmd: [], healthcheck: [], user: [], volumes: [], copiedFromBuild: [], workdir: '/' };
   for (const line of lines) {
     const [op, ...rest] = line.split(/\s+/);
     const args = rest.join(' ');
@@ -42,6 +45,7 @@ function parseDockerfile(text: string): Dockerfile {
     if (op === 'CMD') out.cmd = JSON.parse(args);
     if (op === 'HEALTHCHECK') out.healthcheck = JSON.parse(args.slice(args.indexOf('CMD ') + 4));
     if (op === 'USER') out.user.push(args);
+    if (op === 'WORKDIR') out.workdir = args;
     if (op === 'VOLUME') out.volumes.push(...(JSON.parse(args) as string[]));
     if (op === 'COPY' && args.startsWith('--from=build')) out.copiedFromBuild.push(...rest.slice(1, -1).map((p) => p.replace(/^\/app\//, '')));
   }
@@ -81,6 +85,18 @@ describe('Dockerfile', () => {
     expect(docker.env.DATABASE_URL).toBe('sqlite:/data/answerdesk.db');
     expect(Object.keys(docker.env).filter((n) => n !== 'NODE_ENV' && !configNames.has(n))).toEqual([]);
     expect(() => loadConfig(docker.env)).not.toThrow();
+  });
+
+  it('keeps the generated secret key on the data volume, on SQLite and on PostgreSQL', () => {
+    // Symbolic links the image makes (`ln -s <target> <link>`), to follow as the start would.
+    const links = new Map<string, string>();
+    for (const r of docker.run) for (const m of r.matchAll(/\bln -s(?:f|n|fn|nf)? (\S+) (\S+)/g)) links.set(posix.resolve(docker.workdir, m[2]!), m[1]!);
+    // The node user cannot write into the image itself: with ANSWERDESK_SECRET_KEY unset, the key
+    // file it generates at the first start must land on the volume (PostgreSQL: ./data).
+    for (const url of [docker.env.DATABASE_URL!, 'postgres://answerdesk:pw@postgres:5432/answerdesk']) {
+      const dir = posix.resolve(docker.workdir, keyDirectory({ DATABASE_URL: url })!);
+      expect([url, links.get(dir) ?? dir]).toEqual([url, expect.toBeOneOf(docker.volumes)]);
+    }
   });
 
   it('copies into the runtime image everything the start needs, and the build context leaves secrets and data out', () => {
