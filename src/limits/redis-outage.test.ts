@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -78,4 +80,17 @@ describe.skipIf(!redis)('rate limits while Redis is unavailable', () => {
       expectCounted(await create(), 10, 8);
     },
   );
+
+  // Redis is shared by every node: a health check that failed with it would take all of them out of
+  // the proxy at once, turning the fail-open outage above into a full one.
+  it('keeps passing the health check the compose proxy uses while Redis is down', async () => {
+    const caddyfile = readFileSync(resolve(import.meta.dirname, '../../deploy/Caddyfile'), 'utf8');
+    const healthUri = /^\s*health_uri\s+(\S+)\s*$/m.exec(caddyfile)?.[1];
+    expect(healthUri).toBeDefined();
+    const check = () => t.app.inject({ method: 'GET', url: healthUri! });
+    expect((await check()).statusCode).toBe(200);
+    proxy.setMode('refuse');
+    expect((await ready()).statusCode).toBe(503);
+    expect((await check()).statusCode).toBe(200);
+  });
 });
