@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { answerOnce } from '../agent/answer-once.js';
+import type { FinishedAnswer } from '../agent/answer.js';
 import { modelSpecFor } from '../agent/models.js';
 import type { AgentDeps } from '../agent/tools.js';
 import { searchWithSources, type SourcedHit } from '../knowledge/sources.js';
@@ -59,27 +60,41 @@ function hitRefs(hit: SourcedHit): SourceRef[] {
 
 /**
  * Runs every case through retrieval (the knowledge search the agent uses, top 10) and through the
- * agent (see answerOnce: nothing is stored, no action is called), then scores them.
+ * agent (see answerOnce: nothing is stored, no action is called), then scores them. `onAnswer` sees
+ * each finished answer (e.g. to count the model tokens the run spent).
  */
-export async function runEval(deps: AgentDeps, project: Project, cases: readonly EvalCase[], log: FastifyBaseLogger): Promise<EvalOutcome> {
+export async function runEval(
+  deps: AgentDeps,
+  project: Project,
+  cases: readonly EvalCase[],
+  log: FastifyBaseLogger,
+  onAnswer: (answer: FinishedAnswer) => void = () => {},
+): Promise<EvalOutcome> {
   const results: EvalCaseResult[] = new Array(cases.length);
   let next = 0;
   const worker = async () => {
     while (next < cases.length) {
       const i = next++;
-      results[i] = await runCase(deps, project, cases[i]!, log);
+      results[i] = await runCase(deps, project, cases[i]!, log, onAnswer);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, cases.length) }, worker));
   return { model: modelSpecFor(project, deps.config), results, metrics: computeMetrics(cases, results) };
 }
 
-async function runCase(deps: AgentDeps, project: Project, c: EvalCase, log: FastifyBaseLogger): Promise<EvalCaseResult> {
+async function runCase(
+  deps: AgentDeps,
+  project: Project,
+  c: EvalCase,
+  log: FastifyBaseLogger,
+  onAnswer: (answer: FinishedAnswer) => void,
+): Promise<EvalCaseResult> {
   const expected = c.expectedSources ?? [];
   const [hits, answer] = await Promise.all([
     expected.length > 0 ? searchWithSources(deps, project.id, c.question, RETRIEVAL_DEPTH) : Promise.resolve([]),
     answerOnce(deps, project, c.question, log),
   ]);
+  onAnswer(answer);
   const at = hits.findIndex((h) => hitRefs(h).some((ref) => isExpectedSource(expected, ref)));
   const cited = answer.sources.map((s) => ({ sourceId: s.sourceId, title: s.title, url: s.url ?? null }));
   const partial = {

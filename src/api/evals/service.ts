@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { FinishedAnswer } from '../../agent/answer.js';
 import type { AppDeps } from '../../deps.js';
 import type { EvalCase } from '../../evals/cases.js';
 import { compareRuns, type EvalComparison } from '../../evals/compare.js';
@@ -8,9 +9,14 @@ import type { Project } from '../../projects/project.js';
 
 const summary = (r: EvalRun) => ({ id: r.id, model: r.model, metrics: r.metrics, createdAt: r.createdAt });
 
+/** The tokens an eval answer spent go into the node's model-token series, as a chat answer's do. */
+const countTokens = (deps: AppDeps, project: Project) => (answer: FinishedAnswer) => {
+  if (answer.usage) deps.metrics.modelTokens(project.id, answer.model, answer.usage.inputTokens, answer.usage.outputTokens);
+};
+
 /** Runs cases once; nothing is stored. */
 export async function runCases(deps: AppDeps, project: Project, cases: EvalCase[], log: FastifyBaseLogger): Promise<EvalOutcome> {
-  return runEval(deps, project, cases, log);
+  return runEval(deps, project, cases, log, countTokens(deps, project));
 }
 
 export async function createEval(deps: AppDeps, project: Project, input: { name: string; cases: EvalCase[] }) {
@@ -42,7 +48,7 @@ export async function runStoredEval(
 ): Promise<{ run: EvalRun; comparison: EvalComparison | null }> {
   const suite = await getSuite(deps.store.db, project.id, evalId);
   const [previous] = await listRuns(deps.store.db, suite.id, 1);
-  const outcome = await runEval(deps, project, suite.cases, log);
+  const outcome = await runEval(deps, project, suite.cases, log, countTokens(deps, project));
   const run = await recordRun(deps.store.db, suite, outcome);
   return { run, comparison: previous ? compareRuns(run, previous) : null };
 }

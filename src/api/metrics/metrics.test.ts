@@ -166,6 +166,22 @@ describe.each(dialects)('GET /metrics on $name', (dialect) => {
     expect(delta('answerdesk_answer_duration_seconds_count', { outcome: 'error' })).toBe(1);
   });
 
+  it('counts the model tokens an eval run spends, by project and model', async () => {
+    const p = await createProject(t, { model: 'openai-compatible:fake' });
+    fake.enqueue({ text: 'We ship to Europe only.', usage: { prompt_tokens: 55, completion_tokens: 9 } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${p.project.id}/evals/run`,
+      headers: adminAuth(),
+      payload: { cases: [{ question: 'Do you ship to Mars?', answerable: false }] },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().results[0].outcome).toBe('answered');
+    const text = await scrape();
+    expect(sample(text, 'answerdesk_model_tokens_total', { project: p.project.id, model: 'openai-compatible:fake', type: 'input' })).toBe(55);
+    expect(sample(text, 'answerdesk_model_tokens_total', { project: p.project.id, model: 'openai-compatible:fake', type: 'output' })).toBe(9);
+  });
+
   it('counts answers by the outcome stored with them', async () => {
     const p = await createProject(t, { model: 'openai-compatible:fake' });
     const before = await scrape();
