@@ -30,9 +30,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/bin ./bin
 COPY --from=build /app/src ./src
 COPY --from=build /app/dist ./dist
-# The demo project's knowledge (README and docs) and its sample shop.
-COPY --from=build /app/README.md ./
-COPY --from=build /app/docs ./docs
+# The demo project's sample shop: its help articles and the orders its tracking action reads.
 COPY --from=build /app/demo ./demo
 # SQLite database and, unless ANSWERDESK_SECRET_KEY is set, the generated secret.key beside it. On
 # PostgreSQL that key goes to ./data, which the node user could not create in /app: it links to the volume.
