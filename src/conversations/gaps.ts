@@ -131,7 +131,9 @@ export async function knowledgeGaps(db: Db, projectId: string, since: string, te
   const report: GapReport[] = [];
   for (const { row, members } of byGap.values()) {
     if (row.status === 'dismissed') continue;
-    const open = row.status === 'resolved' ? members.filter((m) => m.askedAt > (row.closed_at ?? '')) : members;
+    // A gap that was resolved counts only what went unanswered since, also once it is open again
+    // (which keeps `closed_at`): the occurrences before were answered by its resolution.
+    const open = row.closed_at ? members.filter((m) => m.askedAt > row.closed_at!) : members;
     if (open.length === 0) continue;
     // Asked again after it was answered: the answer did not help, so the gap is open again.
     if (row.status === 'resolved') await db.updateTable('knowledge_gaps').set({ status: 'open', updated_at: now() }).where('id', '=', row.id).execute();

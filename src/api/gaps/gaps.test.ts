@@ -142,6 +142,30 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     await waitForSource(t.app, p.project.id, resolved.source.id);
   });
 
+  it('reopens a resolved gap with only what went unanswered after it was resolved, read after read', async () => {
+    await ask('Do you offer gift wrapping?');
+    await ask('Do you offer gift wrapping?');
+    const [wrapping] = await gaps();
+    expect(wrapping!.count).toBe(2);
+    const res = await t.app.inject({ method: 'POST', url: url(`/${wrapping!.id}/resolve`), headers: adminAuth(), payload: { answer: 'Yes: gift wrapping costs €3.50 per order.' } });
+    await waitForSource(t.app, p.project.id, (res.json() as z.infer<typeof gapResolved>).source.id);
+    expect(await gaps()).toEqual([]);
+
+    // Answered from the FAQ now, but rated down: the gap is open again, for that occurrence only.
+    const again = await ask('Do you offer gift wrapping?');
+    expect(again.assistant.outcome).toBe('answered');
+    const fb = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/feedback',
+      headers: auth(p.publicKey),
+      payload: { conversationId: again.conversationId, messageId: again.assistant.id, rating: 'NEGATIVE' },
+    });
+    expect(fb.statusCode).toBe(201);
+    const reopened = { id: wrapping!.id, count: 1, reasons: { declined: 0, negativeFeedback: 1 }, examples: [expect.objectContaining({ messageId: again.user.id })] };
+    expect(await gaps()).toEqual([expect.objectContaining(reopened)]);
+    expect(await gaps()).toEqual([expect.objectContaining(reopened)]);
+  });
+
   it('dismisses a gap for good, and validates its input', async () => {
     await ask('Do you have a shop in Berlin?');
     const [berlin] = await gaps();

@@ -35,7 +35,7 @@ export const gapSchema = z
     status: z.enum(['open', 'resolved', 'dismissed']),
     answer: z.string().nullable().describe('The answer given when it was resolved.'),
     faqSourceId: z.string().nullable().describe('The FAQ source the answer was added to.'),
-    closedAt: z.string().nullable().describe('When it was resolved or dismissed.'),
+    closedAt: z.string().nullable().describe('When it was resolved or dismissed; kept when a resolved gap opens again, which then counts only what was asked since.'),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
