@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { chunkPage } from '../src/knowledge/chunk.js';
-import { markdownToPage } from '../src/knowledge/extract.js';
+import { markdownToPage } from '../src/knowledge/markdown.js';
 import { insertChunks, type NewChunk, type SourceRow } from '../src/knowledge/ingest.js';
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { DocumentParser } from '../src/knowledge/parser.js';

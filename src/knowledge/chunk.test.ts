@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
-import { markdownToPage } from './extract.js';
+import { markdownToPage } from './markdown.js';
 
 const sentence = (i: number) => `Sentence number ${i} explains one more detail of the warranty terms.`;
 

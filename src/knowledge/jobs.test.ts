@@ -5,7 +5,7 @@ import { adminAuth, createProject, createTestApp, dialects, type TestApp } from 
 import { search, waitForSource } from '../../test/support/knowledge.js';
 import { newId } from '../lib/ids.js';
 import { chunkPage } from './chunk.js';
-import { markdownToPage } from './extract.js';
+import { markdownToPage } from './markdown.js';
 import { ingestSource, insertChunks, type Progress } from './ingest.js';
 import { enqueueIngestion, MAX_ATTEMPTS, startKnowledgeWorker } from './jobs.js';
 import { isPublicAddress } from '../net/safe-fetch.js';

@@ -1,6 +1,7 @@
 import { stripNul, stripNulDeep } from '../lib/nul.js';
 import { chunkPage } from './chunk.js';
-import { bodyToPage, faqToPage, htmlLinks, htmlToPage, markdownToPage, pdfToPage, textToPage } from './extract.js';
+import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage, textToPage } from './extract.js';
+import { markdownToPage } from './markdown.js';
 import type { ChunkDraft, Page } from './types.js';
 
 /** A document to read: a stored source's payload, or a page fetched by a crawl. */

@@ -120,6 +120,42 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     expect(results[0]!.chunkId).toBe(refunds.id);
   });
 
+  it('markdown: reference links read as their text, code spans as written, comments and nested lists read', async () => {
+    const doc = [
+      '# DNS',
+      '',
+      '<!-- YAML',
+      'added: v0.1.90',
+      'changes:',
+      '  - pr-url: https://github.com/nodejs/node/pull/1',
+      '    description: Zephyrhistory up to 2<sup>31</sup> entries.',
+      '-->',
+      '',
+      '[`dns.lookup()`][] uses the operating system facilities to resolve names, like `__dirname` and',
+      '`Object.prototype.__proto__`; see [port.postMessage()][] and the [resolver][Resolver].',
+      '',
+      '* `options` {Object}',
+      '  * `family` {integer} The record family.',
+      '',
+      '[`dns.lookup()`]: #dnslookuphostname-options-callback',
+      '[port.postMessage()]: worker_threads.md#portpostmessagevalue-transferlist',
+      '[Resolver]: #class-dnsresolver',
+    ].join('\n');
+    const body = multipart({ name: 'dns.md', type: 'text/markdown', data: doc });
+    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    expect(res.statusCode).toBe(201);
+    const source = await waitForSource(t.app, projectId, (res.json() as { source: KnowledgeSource }).source.id);
+    expect(source.status).toBe('ready');
+    const rows = await chunkRows(source.id);
+    expect(rows.map((r) => r.text)).toEqual([
+      'dns.lookup() uses the operating system facilities to resolve names, like __dirname and Object.prototype.__proto__; see port.postMessage() and the resolver.\n\n' +
+        '- options {Object}\n  - family {integer} The record family.',
+    ]);
+    const { results } = await search(t.app, projectId, 'operating system facilities resolve names');
+    expect(results[0]!.text).toContain('dns.lookup() uses the operating system facilities');
+    expect((await search(t.app, projectId, 'Zephyrhistory')).results).toEqual([]);
+  });
+
   it('html: main content kept, navigation and footer dropped', async () => {
     const source = await addSource(t.app, projectId, { type: 'html', content: HTML_PAGE });
     expect(source.title).toBe('Shipping policy');

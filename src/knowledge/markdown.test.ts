@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { chunkPage } from './chunk.js';
+import { markdownToPage } from './markdown.js';
+
+const texts = (markdown: string) =>
+  markdownToPage(markdown, 'Doc')
+    .blocks.filter((b) => b.kind !== 'heading')
+    .map((b) => b.text);
+
+describe('markdownToPage', () => {
+  it('reads every form of link as its text, and a link definition as no content', () => {
+    const markdown = [
+      '# DNS',
+      '',
+      '[`dns.lookup()`][] uses the operating system facilities; see [port.postMessage()][] for more,',
+      'the [resolver class][Resolver], the [`Resolver`] itself, an [inline link](https://example.com/dns) and ![a diagram](dns.png).',
+      '',
+      '* Uses [`dns.lookup()`][] as [the default][Resolver].',
+      '',
+      '| Method | See |',
+      '| --- | --- |',
+      '| lookup | [`dns.lookup()`][] |',
+      '',
+      '[`dns.lookup()`]: #dnslookuphostname-options-callback',
+      '[port.postMessage()]: worker_threads.md#portpostmessagevalue-transferlist',
+      '[Resolver]: #class-dnsresolver',
+      '[`Resolver`]: #class-dnsresolver',
+    ].join('\n');
+    expect(texts(markdown)).toEqual([
+      'dns.lookup() uses the operating system facilities; see port.postMessage() for more, the resolver class, the Resolver itself, an inline link and a diagram.',
+      '- Uses dns.lookup() as the default.',
+      '| Method | See |\n| --- | --- |\n| lookup | dns.lookup() |',
+    ]);
+    // Brackets with no definition are no link (CommonMark), such as an optional argument.
+    expect(texts('Call `fs.open()` as fs.open(path[, flags]) or see [nothing].')).toEqual(['Call fs.open() as fs.open(path[, flags]) or see [nothing].']);
+  });
+
+  it('keeps code spans as written and reads no emphasis inside a word', () => {
+    const markdown = [
+      '# Globals',
+      '',
+      'The `__filename` and `__dirname` variables, `Object.prototype.__proto__` and `**kwargs` are as written;',
+      'so are snake_case_names and max__depth, while **bold**, __strong__, *em*, _em_ and ~~gone~~ lose their marks.',
+      '',
+      '## The `__dirname` variable',
+    ].join('\n');
+    const page = markdownToPage(markdown, '');
+    expect(texts(markdown)).toEqual([
+      'The __filename and __dirname variables, Object.prototype.__proto__ and **kwargs are as written; so are snake_case_names and max__depth, while bold, strong, em, em and gone lose their marks.',
+    ]);
+    expect(page.blocks.at(-1)).toMatchObject({ kind: 'heading', level: 2, text: 'The __dirname variable' });
+  });
+
+  it('reads an HTML comment as no content up to its `-->`, whatever tags it holds', () => {
+    const markdown = [
+      '## `buffer.length`',
+      '',
+      '<!-- YAML',
+      'added: v0.1.90',
+      'changes:',
+      '  - version: v18.0.0',
+      '    pr-url: https://github.com/nodejs/node/pull/1',
+      '    description: The limit is now 2<sup>31</sup> - 1 bytes.',
+      '-->',
+      '',
+      'The number of bytes in `buf`.<!-- inline note with <b>a tag</b> --> On 64-bit it is 2<sup>32</sup>.',
+    ].join('\n');
+    expect(texts(markdown)).toEqual(['The number of bytes in buf. On 64-bit it is 232.']);
+  });
+
+  it('reads each list item, nested ones too, as its own line, without the source’s marks', () => {
+    const markdown = [
+      '## `fsPromises.watch(filename[, options])`',
+      '',
+      '* `filename` {string|Buffer|URL}',
+      '* Returns: {AsyncIterator} of objects with the properties:',
+      '  * `eventType` {string} The type of',
+      '    change',
+      '  * `filename` {string|Buffer|null} The name of the file changed.',
+      '    1. first step',
+      '    2. second step',
+      '* `options` {Object}',
+      '',
+      '  A loose item with a second paragraph.',
+      '',
+      '  ```js',
+      "  watch('a');",
+      '  ```',
+    ].join('\n');
+    expect(texts(markdown)).toEqual([
+      [
+        '- filename {string|Buffer|URL}',
+        '- Returns: {AsyncIterator} of objects with the properties:',
+        '  - eventType {string} The type of change',
+        '  - filename {string|Buffer|null} The name of the file changed.',
+        '    1. first step',
+        '    2. second step',
+        '- options {Object} A loose item with a second paragraph.',
+        "  watch('a');",
+      ].join('\n'),
+    ]);
+  });
+
+  it('keeps a stability note: whether an API is stable is something a reader asks', () => {
+    const markdown = '# Worker threads\n\n> Stability: 2 - Stable\n\nThe `node:worker_threads` module enables the use of threads.';
+    expect(chunkPage(markdownToPage(markdown, ''))[0]!.text).toBe('Stability: 2 - Stable\n\nThe node:worker_threads module enables the use of threads.');
+  });
+});

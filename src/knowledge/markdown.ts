@@ -1,0 +1,167 @@
+import { marked, type Token, type Tokens } from 'marked';
+import { slugify } from './chunk.js';
+import { THEMATIC_BREAK, type Block, type Page } from './types.js';
+
+/** The named character references documentation writes; marked decodes numeric ones itself. */
+const ENTITIES: Record<string, string> = { nbsp: ' ', amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'" };
+
+const decodeEntities = (text: string) => text.replace(/&(nbsp|amp|lt|gt|quot|apos|#39);/g, (_, name: string) => ENTITIES[name]!);
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
+
+/**
+ * A soft line break as Markdown renders it, a space: the source was wrapped at a width, so a
+ * sentence wrapped over two lines stays one sentence. Each line break, with the spaces and tabs
+ * around it, becomes one space, in one pass: a pattern that starts with a run of blanks
+ * (`[ \t]*\n`) is tried again from every blank of a run that no line break ends, which made a long
+ * run of spaces (a crawled page's) cost seconds.
+ */
+function joinWrappedLines(text: string): string {
+  if (!text.includes('\n')) return text;
+  const lines = text.split('\n');
+  return lines
+    .map((line, i) => {
+      let from = 0;
+      let to = line.length;
+      if (i > 0) while (from < to && isBlank(line[from])) from++;
+      if (i < lines.length - 1) while (to > from && isBlank(line[to - 1])) to--;
+      return line.slice(from, to);
+    })
+    .join(' ');
+}
+
+/**
+ * Inline Markdown reduced to its words, read from marked's tokens rather than with patterns over
+ * the source: a link (inline, or by reference: `[text][label]`, `[text][]`, `[text]` with its
+ * definition) and an image keep their text, emphasis marks go, a code span is kept as written (its
+ * `__proto__` is no emphasis), and a word's inner underscores are no emphasis (CommonMark's
+ * flanking rule, which marked follows). HTML tags and comments are no words; a hard line break and
+ * `<br>` are a line break, a soft one a space.
+ */
+function inlineText(tokens: Token[] | undefined): string {
+  let out = '';
+  for (const token of tokens ?? []) {
+    switch (token.type) {
+      case 'text': {
+        const text = token as Tokens.Text;
+        out += text.tokens ? inlineText(text.tokens) : joinWrappedLines(decodeEntities(text.text));
+        break;
+      }
+      case 'escape':
+      case 'codespan':
+        out += (token as Tokens.Escape | Tokens.Codespan).text;
+        break;
+      case 'br':
+        out += '\n';
+        break;
+      case 'html':
+        if (/^<br\s*\/?>$/i.test((token as Tokens.HTML).text)) out += '\n';
+        break;
+      case 'link':
+      case 'image':
+      case 'strong':
+      case 'em':
+      case 'del':
+        out += inlineText((token as Tokens.Link | Tokens.Image | Tokens.Strong | Tokens.Em | Tokens.Del).tokens);
+        break;
+      case 'checkbox':
+        break;
+      default:
+        // A token an extension adds: its source as written.
+        out += 'text' in token && typeof token.text === 'string' ? token.text : token.raw;
+    }
+  }
+  return out;
+}
+
+/** Text on one line (a heading, a list item, a table cell): line breaks become spaces. */
+const oneLine = (text: string) => text.replace(/[ \t]*\n+[ \t]*/g, ' ').trim();
+
+/**
+ * The words of a block of raw HTML: comments go whole (a comment ends only at `-->`, so a
+ * `<!-- YAML … 2<sup>31</sup> … -->` history block is no text), then the tags.
+ */
+function htmlText(html: string): string {
+  return decodeEntities(html.replace(/<!--[\s\S]*?(?:-->|$)/g, '').replace(/<[^>]*>/g, '')).trim();
+}
+
+/**
+ * A list as lines, one per item, nested items too (indented two spaces a level), each with its own
+ * mark (`-`, or its number) in place of the source's. An item's paragraphs are its line; what else
+ * it holds (a code sample, a table) follows as lines indented under it.
+ */
+function listLines(list: Tokens.List, depth: number): string[] {
+  const start = typeof list.start === 'number' ? list.start : 1;
+  const indent = '  '.repeat(depth);
+  return list.items.flatMap((item, i) => {
+    const words: string[] = [];
+    const after: string[] = [];
+    for (const token of item.tokens) {
+      if (token.type === 'list') {
+        after.push(...listLines(token as Tokens.List, depth + 1));
+        continue;
+      }
+      const blocks: Block[] = [];
+      markdownBlocks([token], blocks);
+      for (const block of blocks) {
+        if (block.kind === 'text' && after.length === 0) words.push(oneLine(block.text));
+        else after.push(...block.text.split('\n').map((line) => `${indent}  ${line}`));
+      }
+    }
+    const mark = list.ordered ? `${start + i}.` : '-';
+    return [`${indent}${mark} ${words.filter(Boolean).join(' ')}`.trimEnd(), ...after];
+  });
+}
+
+function markdownBlocks(tokens: Token[], out: Block[]): void {
+  for (const token of tokens) {
+    switch (token.type) {
+      case 'heading': {
+        const heading = token as Tokens.Heading;
+        const text = oneLine(inlineText(heading.tokens));
+        out.push({ kind: 'heading', level: heading.depth, text, anchor: slugify(text) });
+        break;
+      }
+      case 'paragraph':
+      case 'text': {
+        const text = token as Tokens.Paragraph | Tokens.Text;
+        out.push({ kind: 'text', text: (text.tokens ? inlineText(text.tokens) : joinWrappedLines(decodeEntities(text.text))).trim() });
+        break;
+      }
+      case 'list':
+        out.push({ kind: 'list', text: listLines(token as Tokens.List, 0).join('\n') });
+        break;
+      case 'table': {
+        const table = token as Tokens.Table;
+        const row = (cells: Tokens.TableCell[]) => `| ${cells.map((c) => oneLine(inlineText(c.tokens))).join(' | ')} |`;
+        const lines = [row(table.header), `|${table.header.map(() => ' --- |').join('')}`, ...table.rows.map(row)];
+        out.push({ kind: 'table', text: lines.join('\n') });
+        break;
+      }
+      case 'code':
+        out.push({ kind: 'code', text: (token as Tokens.Code).text });
+        break;
+      case 'blockquote':
+        markdownBlocks((token as Tokens.Blockquote).tokens, out);
+        break;
+      case 'html': {
+        const text = htmlText((token as Tokens.HTML).text);
+        if (text) out.push({ kind: 'text', text });
+        break;
+      }
+      case 'hr':
+        out.push({ kind: 'break', text: THEMATIC_BREAK });
+        break;
+      default:
+        break; // space, def (a link definition): no words
+    }
+  }
+}
+
+/** A Markdown document as structure; the title is the first heading, else `fallbackTitle`. */
+export function markdownToPage(markdown: string, fallbackTitle: string, url: string | null = null): Page {
+  const blocks: Block[] = [];
+  markdownBlocks(marked.lexer(markdown), blocks);
+  const first = blocks.find((b) => b.kind === 'heading');
+  return { title: fallbackTitle || first?.text || 'Untitled', url, blocks: blocks.filter((b) => b.text !== '') };
+}
