@@ -5,7 +5,7 @@ import { THEMATIC_BREAK, type Block, type Page } from './types.js';
 /** The named character references documentation writes; marked decodes numeric ones itself. */
 const ENTITIES: Record<string, string> = { nbsp: ' ', amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'" };
 
-const decodeEntities = (text: string) => text.replace(/&(nbsp|amp|lt|gt|quot|apos|#39);/g, (_, name: string) => ENTITIES[name]!);
+const decodeEntities = (text: string) => (!text.includes('&') ? text : text.replace(/&(nbsp|amp|lt|gt|quot|apos|#39);/g, (_, name: string) => ENTITIES[name]!));
 
 const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
 
