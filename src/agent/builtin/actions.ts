@@ -1,5 +1,6 @@
 import { askLabel, fillParameters } from './action-params.js';
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
+import { HANDOFF_TOOL } from '../handoff-tool.js';
 import { clip, coverage, humanize, keywords } from './text.js';
 import type { BuiltinDecision, BuiltinTurn, OfferedTool } from './types.js';
 
@@ -15,8 +16,10 @@ const ASK_PREFIX = 'To ';
  * (the reply, next turn, completes the call); then phrases what the action returned.
  */
 export function actionsSkill(turn: BuiltinTurn): BuiltinDecision | null {
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL);
-  const done = turn.outcomes.filter((o) => o.toolName !== KNOWLEDGE_TOOL);
+  // The handoff tool is no action: only a request for a person calls it (handoff.ts), never a
+  // question that shares a word with its name ("request") or description ("person", "user").
+  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL);
+  const done = turn.outcomes.filter((o) => o.toolName !== KNOWLEDGE_TOOL && o.toolName !== HANDOFF_TOOL);
   if (done.length > 0) {
     const last = done[done.length - 1]!;
     const tool = actions.find((t) => t.name === last.toolName);

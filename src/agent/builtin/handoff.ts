@@ -1,18 +1,43 @@
 import { HANDOFF_REPLY, HANDOFF_TOOL } from '../handoff-tool.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
-const PERSON = String.raw`(?:a |an |the |some |real |actual |live |another )*(?:human(?: being)?|person|people|agent|representative|rep|operator|someone|somebody|staff(?: member)?|team member|support (?:team|staff|agent)|customer (?:service|support)(?: agent| team| rep(?:resentative)?)?|employee|man|woman)`;
+const ARTICLES = String.raw`(?:(?:a|an|the|some|another|one of your|one of the)\s+)?`;
+/** "human", but not "human-readable", "human error" or "human resources". */
+const HUMAN = String.raw`human(?:\s+being)?s?(?![-\s]+(?:readable|friendly|error|resources?|language|time|format|input))`;
+/**
+ * Words that only ever mean a person of the support team: enough with any way of asking ("get a
+ * human", "is there a representative").
+ */
+const CLEAR_PERSON = String.raw`${ARTICLES}(?:${HUMAN}|(?:real|actual|live)\s+(?:${HUMAN}|person|people|agent|someone|somebody|operator)|representative|customer\s+(?:service|support|care)(?:\s+(?:agent|team|rep(?:resentative)?|person))?|support\s+(?:team|staff|agent|person|rep(?:resentative)?)|team\s+member|staff\s+member|someone\s+(?:from|in|on)\s+(?:your|the)\s+(?:team|support|staff|company|shop|store))`;
+/**
+ * Words that name a person but also something else: a user agent, an SQL operator, "the person at
+ * the keyboard", "the logged-in person". They count only in a request to talk to them, or on their
+ * own at the end of a request ("I need someone.", "agent please").
+ */
+const ANY_PERSON = String.raw`(?:${CLEAR_PERSON}|${ARTICLES}(?:person|people|agent|rep|operator|someone|somebody|staff|employee|manager|supervisor|man|woman))`;
+/** What may follow a person named in a request: the end of the sentence or a polite word. */
+const END = String.raw`(?:\s+(?:please|pls|now|asap|right now|here))?\s*(?:[.!?,;]|$)`;
 
 /**
  * The usual ways of asking for a person: "talk to a human", "can I speak with someone from support",
- * "connect me to an agent", "I want a real person", "human please", "representative".
+ * "connect me to an agent", "I want a real person", "human please", "representative", "not a bot".
+ * A question that only mentions a person, a user or a request ("ask the person at the keyboard",
+ * "pass an agent to http.request", "is there an operator for arrays") is not one.
  */
 const ASKS_FOR_PERSON: RegExp[] = [
-  new RegExp(String.raw`\b(?:talk|speak|chat|connect|transfer|escalate|put|get|pass|hand|forward)(?:ed|ing)?\b(?: me| this| it| you)?(?: (?:to|with|through))? ${PERSON}\b`, 'i'),
-  new RegExp(String.raw`\b(?:want|need|like|prefer|get|have|see|reach|contact)\b(?: to (?:talk|speak|chat) (?:to|with))? ${PERSON}\b`, 'i'),
-  new RegExp(String.raw`\b(?:is there|are there|can i get|can i have|give me)\b ${PERSON}\b`, 'i'),
-  new RegExp(String.raw`^\s*(?:${PERSON})(?:,? please| pls| now)?[.!?]*\s*$`, 'i'),
-  /\b(?:not|no more|stop talking to) (?:a |the |this )?(?:bot|robot|machine|ai)\b/i,
+  // Talking to someone: "speak with someone", "chat to an agent".
+  new RegExp(String.raw`\b(?:talk|speak|chat)(?:ing)?\s+(?:to|with)\s+${ANY_PERSON}\b`, 'i'),
+  // Being passed to someone: "connect me to an agent", "transfer this to a human".
+  new RegExp(String.raw`\b(?:connect|transfer|escalate|put|pass|hand|forward)(?:ed|ing)?\s+(?:me|us|this|it|my\s+(?:call|case|question|issue|request|ticket))(?:\s+(?:over|through|on))?\s+(?:to|with|through)\s+${ANY_PERSON}\b`, 'i'),
+  new RegExp(String.raw`\b(?:connect|transfer|escalate|put|pass|hand|forward)(?:ed|ing)?(?:\s+(?:over|through|on))?\s+(?:to|with|through)\s+${CLEAR_PERSON}\b`, 'i'),
+  // Wanting one: "I want a real person", "get me a human", "is there a representative".
+  new RegExp(String.raw`\b(?:want|need|like|prefer|get|have|see|reach|contact|call|is there|are there|give me)\b(?:\s+me)?\s+${CLEAR_PERSON}\b`, 'i'),
+  new RegExp(String.raw`\b(?:want|need|like|prefer|get|have|reach|contact|give)\b(?:\s+me)?\s+${ANY_PERSON}${END}`, 'i'),
+  // The person alone: "representative", "agent please", "human!".
+  new RegExp(String.raw`^\s*${ANY_PERSON}${END}\s*$`, 'i'),
+  // Not wanting the bot: "a person, not a bot", "no more bots".
+  /\b(?:not|no more)\s+(?:a\s+|an\s+|the\s+)?(?:bot|robot|machine|ai)s?(?:\s+(?:please|pls))?\s*(?:[.!?,;]|$)/i,
+  /\bstop\s+talking\s+to\s+(?:a\s+|the\s+|this\s+)?(?:bot|robot|machine|ai)\b/i,
 ];
 
 /** True when the text asks for a person rather than for an answer. */

@@ -1,4 +1,5 @@
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
+import { HANDOFF_TOOL } from '../handoff-tool.js';
 import { humanize } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -48,13 +49,20 @@ function normalize(text: string): string {
 /** What this assistant can do here, from the tools it was offered. */
 export function capabilities(turn: BuiltinTurn): string {
   const knowledge = turn.tools.some((t) => t.name === KNOWLEDGE_TOOL);
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL).map((t) => humanize(t.name));
+  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => humanize(t.name));
+  // The person is offered in plain words: "request handoff" is a tool's name, not something to do.
+  const person = turn.tools.some((t) => t.name === HANDOFF_TOOL);
   const parts: string[] = [];
   if (knowledge) parts.push('answer questions from our help articles');
   if (actions.length > 0) {
     const shown = actions.slice(0, 3);
     parts.push(`take care of a few things for you (such as ${shown.join(', ')}${actions.length > 3 ? ', and more' : ''})`);
   }
-  if (parts.length === 0) return "I can chat with you, but I don't have help articles or tools to look things up yet.";
-  return `I can ${parts.join(' and ')}.`;
+  if (parts.length === 0) {
+    return person
+      ? "I can chat with you and put you in touch with a person from the team, but I don't have help articles or tools to look things up yet."
+      : "I can chat with you, but I don't have help articles or tools to look things up yet.";
+  }
+  const said = parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0];
+  return person ? `I can ${said}, or put you in touch with a person from the team.` : `I can ${said}.`;
 }

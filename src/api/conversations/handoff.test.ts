@@ -235,6 +235,56 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     expect((await conversation(other.p, other.id)).handoff).toBeNull();
   });
 
+  it('the builtin model hands off on the usual ways of asking for a person, with the question as the reason', async () => {
+    for (const text of [
+      "what's the quickest way to get a human on the line",
+      'connect me to an agent',
+      'I want to speak with someone from support',
+      'real person please',
+      'representative',
+      'I need an exception to the refund policy, get me a manager',
+      'I want a person, not a bot',
+    ]) {
+      const { p, id } = await setup({});
+      const answer = await send(p, id, text);
+      expect(streamedText(answer.chunks), text).toBe(HANDOFF_REPLY);
+      expect(answer.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: HANDOFF_TOOL, input: { reason: text } });
+      expect((await conversation(p, id)).handoff, text).toMatchObject({ status: 'requested', via: 'agent', reason: text });
+    }
+  });
+
+  it('the builtin model answers a question that mentions a person, a user or a request, and never asks for a handoff reason', async () => {
+    for (const text of [
+      'How do I set a timeout on an outgoing HTTP request?',
+      'My terminal tool needs to ask the person at the keyboard for their name and wait until they type it',
+      'Where should my app keep its settings for the logged-in person? How do I find their personal folder?',
+      'How do I pass an agent to http.request?',
+      'Is there an operator for concatenating arrays?',
+      'How do I get a human readable file size?',
+      'Which user requested this export?',
+    ]) {
+      const { p, id } = await setup({});
+      const answer = await send(p, id, text);
+      const said = streamedText(answer.chunks);
+      expect(said, text).not.toBe(HANDOFF_REPLY);
+      expect(said, text).not.toMatch(/hand this conversation|I need your/i);
+      expect(answer.chunks.some((c) => c.type === 'tool-input-available' && c.toolName === HANDOFF_TOOL), text).toBe(false);
+      expect((await conversation(p, id)).handoff, text).toBeNull();
+      // Nothing to answer from in this project: the agent says so, stored as a declined answer.
+      const stored = await rows(id);
+      expect(stored.map((r) => [r.role, r.outcome]), text).toEqual([['user', null], ['assistant', 'declined']]);
+      expect(stored[1]!.content).toBe(said);
+    }
+  });
+
+  it('the builtin model offers a person in plain words, not by the handoff tool’s name', async () => {
+    const { p, id } = await setup({});
+    const said = streamedText((await send(p, id, 'What can you do?')).chunks);
+    expect(said).not.toMatch(/handoff/i);
+    expect(said).toContain('put you in touch with a person');
+    expect((await conversation(p, id)).handoff).toBeNull();
+  });
+
   it('policy: a NEGATIVE rating hands off when onNegativeFeedback is on, not otherwise', async () => {
     const { p, id } = await setup({ model: 'openai-compatible:fake', handoff: { onNegativeFeedback: true } });
     fake.enqueue({ text: 'Try turning it off and on.' });
