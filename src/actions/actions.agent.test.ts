@@ -218,6 +218,26 @@ describe.each(dialects)('actions in answers on $name', (dialect) => {
     expect(streamedText(missing.chunks)).toBe("I couldn't look up where an order is: failure 404. Could you check the details you gave me?");
   });
 
+  it('builtin model: one word of an action’s name starts no action; two signs, or a value it takes, do', async () => {
+    const before = ep.received.length;
+    for (const text of ['How do I change the order of the columns?', 'How do I track my spending?']) {
+      const id = await conversation(viaBuiltin);
+      const answer = await send(viaBuiltin, id, text);
+      const said = streamedText(answer.chunks);
+      expect(said, text).not.toMatch(/order number|look up where an order is/i);
+      expect(answer.chunks.some((c) => c.type === 'tool-input-available' && c.toolName === 'track_order'), text).toBe(false);
+      expect((await stored(id)).map((r) => r.outcome), text).toEqual([null, 'declined']);
+    }
+    expect(ep.received.length).toBe(before);
+
+    const id = await conversation(viaBuiltin);
+    const track = await send(viaBuiltin, id, 'Please track order a-1234');
+    expect(track.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: 'track_order', input: { orderNumber: 'A-1234' } });
+    expect((await stored(id)).map((r) => r.outcome)).toEqual([null, 'action']);
+    const mine = await send(viaBuiltin, await conversation(viaBuiltin), 'Where is my order A-2001?');
+    expect(mine.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: 'track_order', input: { orderNumber: 'A-2001' } });
+  });
+
   it('offers only enabled actions, and leaves out one whose secret no longer opens', async () => {
     const make = async (name: string, extra: Record<string, unknown>) => {
       const res = await t.app.inject({

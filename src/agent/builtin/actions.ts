@@ -1,4 +1,4 @@
-import { askLabel, fillParameters } from './action-params.js';
+import { askLabel, fillParameters, readProperties } from './action-params.js';
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { HANDOFF_TOOL } from '../handoff-tool.js';
 import { clip, coverage, humanize, keywords } from './text.js';
@@ -39,9 +39,12 @@ export function actionsSkill(turn: BuiltinTurn): BuiltinDecision | null {
 
 /**
  * How well `question` fits an action: words of its name count double, words of its description
- * once, and an example phrase whose meaningful words the question mostly repeats counts most.
+ * once, a value for one of its parameters (an order number matching its pattern, an e-mail) once,
+ * and an example phrase whose meaningful words the question mostly repeats counts most. `evidence`
+ * is how many of these things the question says, `share` the part of the question's meaningful
+ * words that are the action's own.
  */
-export function actionScore(question: string, action: OfferedTool): number {
+export function actionScore(question: string, action: OfferedTool): { score: number; evidence: number; share: number } {
   const asked = keywords(question);
   const askedSet = new Set(asked);
   const { description: text, examples } = action;
@@ -59,17 +62,38 @@ export function actionScore(question: string, action: OfferedTool): number {
     return ek.length === 0 ? 0 : Math.min(coverage(ek, askedSet), 0.5 + coverage(asked, ek) / 2);
   }));
   const exampleScore = exampleFit >= 0.6 ? 4 * exampleFit : 0;
-  return nameHits * 2 + descHits + exampleScore;
+  // Values only count beside a word of the action: an e-mail or a number alone names no action.
+  const values = nameHits + descHits > 0 ? specificValues(action, question) : 0;
+  return {
+    score: nameHits * 2 + descHits + values + exampleScore,
+    evidence: nameHits + descHits + values + (exampleScore > 0 ? 2 : 0),
+    share: askedSet.size === 0 ? 0 : (nameHits + descHits) / askedSet.size,
+  };
 }
 
-/** The offered action that best matches `question`, or null when none does convincingly. */
+/**
+ * Parameters the question gives a value for by the parameter's own form (a pattern, a format, an
+ * enum value): a value that only a loose reading found (any number, any word after the name) is
+ * no sign that the question is about this action.
+ */
+function specificValues(action: OfferedTool, question: string): number {
+  const { input } = fillParameters(action.inputSchema, [question], null);
+  return readProperties(action.inputSchema).filter((p) => p.name in input && (p.pattern || p.format || p.enum)).length;
+}
+
+/**
+ * The offered action that best matches `question`, or null when none does convincingly: a close
+ * example, at least two signs (a name word and a description word, two name words, a name word
+ * and a value of one of its parameters), or one sign that is most of what the question says
+ * ("Where is my order?"). One common word in a question about something else ("the order of the
+ * columns", "an HTTP request") never starts an action.
+ */
 export function matchAction(question: string, actions: OfferedTool[]): OfferedTool | null {
   let best: OfferedTool | null = null;
   let bestScore = 0;
   for (const action of actions) {
-    const score = actionScore(question, action);
-    // One name word, two description words, or a close example.
-    if (score >= 2 && score > bestScore) {
+    const { score, evidence, share } = actionScore(question, action);
+    if ((evidence >= 2 || share > 0.5) && score >= 2 && score > bestScore) {
       best = action;
       bestScore = score;
     }
