@@ -238,6 +238,33 @@ describe.each(dialects)('actions in answers on $name', (dialect) => {
     expect(mine.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: 'track_order', input: { orderNumber: 'A-2001' } });
   });
 
+  it('builtin model: asks for a parameter whose description is not a noun phrase by its name, quoting the description', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${viaBuiltin.project.id}/actions`,
+      headers: adminAuth(),
+      payload: {
+        name: 'report_damage',
+        description: 'Report a damaged delivery.',
+        method: 'POST',
+        url: `${ep.base}/echo/damage`,
+        parameters: {
+          type: 'object',
+          properties: { summary: { type: 'string', description: 'What arrived broken, in one sentence.' } },
+          required: ['summary'],
+        },
+      },
+    });
+    expect(res.statusCode, res.body).toBe(201);
+    const id = await conversation(viaBuiltin);
+    const ask = await send(viaBuiltin, id, 'I want to report a damaged delivery');
+    expect(streamedText(ask.chunks)).toBe('To report a damaged delivery, I need the summary ("What arrived broken, in one sentence."). Could you tell me?');
+
+    await send(viaBuiltin, id, 'The blue mug came in pieces.');
+    expect(JSON.parse(ep.receivedAt('/echo/damage').at(-1)!.body)).toEqual({ summary: 'The blue mug came in pieces' });
+    expect((await stored(id)).map((r) => r.outcome)).toEqual([null, 'answered', null, 'action']);
+  });
+
   it('offers only enabled actions, and leaves out one whose secret no longer opens', async () => {
     const make = async (name: string, extra: Record<string, unknown>) => {
       const res = await t.app.inject({

@@ -1,5 +1,5 @@
 import { checkArguments } from '../../actions/json-schema.js';
-import { humanize, keywords, words } from './text.js';
+import { clip, humanize, keywords, words } from './text.js';
 import type { JsonSchema } from './types.js';
 
 /** One property of an action's parameters schema, as the builtin model reads it. */
@@ -275,13 +275,41 @@ export function fillParameters(
   return { input, missing };
 }
 
-/** How the builtin names a parameter when asking for it, with a hint of the expected form. */
+/**
+ * Words a noun phrase does not start with: question words, prepositions, verbs an instruction
+ * starts with ("Use …", "Enter …"). A description that starts with one is not pasted after "your".
+ */
+const NOT_NOUN_START = new Set(
+  ('what which who whom whose when where why how whether if that this these those for to in on at by with from of about ' +
+    'use enter provide give set pass send put write say describe explain list include must should can will may do does is are').split(' '),
+);
+/** Verbs that make a description a clause ("what the user needs", "the city it is for"). */
+const CLAUSE_WORD = /\b(?:is|are|was|were|be|been|needs?|wants?|must|should|can|could|will|would|do|does|did|has|have|had)\b/i;
+
+/**
+ * The description as "your …" can take it: one short phrase that starts as a noun phrase ("Day of
+ * the call", "The order number, e.g. NW-204817"), without its article; or null when it reads as
+ * anything else (a question, an instruction, a clause, several sentences).
+ */
+function nounPhrase(description: string | undefined): string | null {
+  const d = description?.trim().replace(/\.$/, '');
+  if (!d || d.length > 60 || /[?!;"“”]/.test(d) || /\.\s/.test(d.replace(/\b(?:e\.g|i\.e|etc)\./gi, ''))) return null;
+  const head = d.split(/[,:(]|\s(?:e\.g|i\.e)\./i)[0]!.trim();
+  const ws = head.split(/\s+/);
+  if (!head || ws.length > 6 || NOT_NOUN_START.has(ws[0]!.toLowerCase()) || CLAUSE_WORD.test(head)) return null;
+  return d.replace(/^(the|your|an?)\s+/i, '').replace(/^\p{Lu}(?=\p{Ll})/u, (c) => c.toLowerCase());
+}
+
+/**
+ * How the builtin asks for a parameter, with a hint of the expected form: "your day of the call (a
+ * date such as 2025-03-14)" when the description is a noun phrase, else the parameter by its name
+ * with the description quoted ('the reason ("What the user needs a person for, in one sentence.")'),
+ * which reads right whatever the description says.
+ */
 export function askLabel(prop: Property): string {
-  const d = prop.description?.trim();
-  const base =
-    d && d.length <= 60
-      ? d.replace(/\.$/, '').replace(/^(the|your)\s+/i, '').replace(/^\p{Lu}(?=\p{Ll})/u, (c) => c.toLowerCase())
-      : humanize(prop.name);
+  const described = prop.description?.trim();
+  const phrase = nounPhrase(described);
+  const base = phrase ? `your ${phrase}` : described ? `the ${humanize(prop.name)} ("${clip(described, 160)}")` : `your ${humanize(prop.name)}`;
   if (prop.enum?.length && prop.enum.length <= 6) {
     const opts = prop.enum.map(String);
     return `${base} (${opts.length > 1 ? `${opts.slice(0, -1).join(', ')} or ${opts.at(-1)}` : opts[0]})`;

@@ -34,7 +34,7 @@ export function actionsSkill(turn: BuiltinTurn): BuiltinDecision | null {
   const texts = pending ? turn.userTexts.slice(-2) : [turn.question];
   const { input, missing } = fillParameters(action.inputSchema, texts, pending ? turn.question : null);
   if (missing.length === 0) return { kind: 'call', toolName: action.name, input };
-  return { kind: 'answer', text: `${askOpening(action)}, I need ${listOf(missing.map((m) => `your ${askLabel(m)}`))}. Could you tell me?` };
+  return { kind: 'answer', text: `${askOpening(action)}, I need ${listOf(missing.map(askLabel))}. Could you tell me?` };
 }
 
 /**
