@@ -104,6 +104,9 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
       const answer = await ask(question);
       expect(answer.outcome, question).toBe('declined');
       expect(answer.cited, question).toEqual([]);
+      // It offers what it can do instead: the demo's skills by their names, not a tool's name.
+      expect(answer.text, question).toContain('Other things I can help with: Track an order; Return an item.');
+      expect(answer.text, question).not.toMatch(/track order|request handoff/i);
     }
   });
 });

@@ -248,7 +248,7 @@ export async function startAnswer(req: AnswerRequest): Promise<ReadableStream<UI
         history.filter((m) => m.status !== 'error' && m.id !== req.supersedes).map((m) => ({ role: m.role, content: m.content })),
       ),
       tools,
-      providerOptions: { [MODEL_HINTS]: callHints(project) },
+      providerOptions: { [MODEL_HINTS]: callHints(project, skills) },
       stopWhen: stepCountIs(MAX_STEPS),
       maxRetries: 1,
       abortSignal: done.signal,

@@ -91,9 +91,12 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   return sections.join('\n\n');
 }
 
-/** What the builtin model reads beside the prompt: the company's name exactly as the prompt gives it. */
-export function callHints(project: Pick<Project, 'name'>): CallHints {
-  return { projectName: oneLine(project.name) };
+/**
+ * What the builtin model reads beside the prompt: the company's name and the skills' names exactly
+ * as the prompt gives them.
+ */
+export function callHints(project: Pick<Project, 'name'>, skills: readonly PromptSkill[] = []): CallHints {
+  return { projectName: oneLine(project.name), skills: skills.slice(0, MAX_SKILLS).map((s) => oneLine(s.name)) };
 }
 
 /** The page context as compact lines, cut to PAGE_CONTEXT_CHARS in total. */

@@ -6,8 +6,11 @@
  */
 export const MODEL_HINTS = 'answerdesk';
 
-/** On the model call (`streamText`'s providerOptions): the name the system prompt gives the company. */
-export type CallHints = { projectName: string };
+/**
+ * On the model call (`streamText`'s providerOptions): the name the system prompt gives the company,
+ * and the names of the skills it lists (what the assistant offers when it cannot answer).
+ */
+export type CallHints = { projectName: string; skills: string[] };
 
 /** On an action tool (`tool`'s providerOptions): its description and example requests, kept apart. */
 export type ToolHints = { description: string; examples: string[] };

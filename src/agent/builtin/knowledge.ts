@@ -53,16 +53,23 @@ export function searchQuery(turn: BuiltinTurn): string {
   return clip(question, 500);
 }
 
-/** What else the assistant can do, from the tools it was offered besides the search. */
+/**
+ * What else the assistant can do: the project's skills by the names the team gave them, else the
+ * actions it was offered by name, and a person when handoff is on. Names are listed as written
+ * ("Track an order"), which reads right whatever they say.
+ */
 function offer(turn: BuiltinTurn): string {
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => humanize(t.name));
+  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => capitalize(humanize(t.name)));
+  const things = (turn.skills?.length ? turn.skills : actions).slice(0, MAX_OFFERED).map((t) => t.replace(/[.!?:;]+$/, ''));
   // The person is offered in plain words: "request handoff" is a tool's name, not an offer.
-  const person = turn.tools.some((t) => t.name === HANDOFF_TOOL);
-  const list = actions.length <= 1 ? actions.join('') : `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
-  if (list && person) return ` I can also help you ${list}, or put you in touch with a person.`;
-  if (list) return ` I can also help you ${list}.`;
-  return person ? ' I can also put you in touch with a person.' : '';
+  const person = turn.tools.some((t) => t.name === HANDOFF_TOOL) ? ' I can also put you in touch with a person.' : '';
+  return things.length > 0 ? ` Other things I can help with: ${things.join('; ')}.${person}` : person;
 }
+
+/** Skills or actions named in a decline: enough to show the way, few enough to read. */
+const MAX_OFFERED = 4;
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /** A term of the question as the search weighed it: its forms (alternatives) as keyword lists, and its weight. */
 interface WeightedTerm {

@@ -36,6 +36,7 @@ export function readTurn(options: Pick<LanguageModelV3CallOptions, 'prompt' | 't
     userTexts,
     previousAnswer,
     projectName: callHints(options.providerOptions)?.projectName ?? null,
+    skills: callHints(options.providerOptions)?.skills ?? [],
     tools,
     outcomes: readOutcomes(prompt.slice(lastUser + 1)),
   };
@@ -43,7 +44,9 @@ export function readTurn(options: Pick<LanguageModelV3CallOptions, 'prompt' | 't
 
 function callHints(options: SharedV3ProviderOptions | undefined): CallHints | null {
   const hints = options?.[MODEL_HINTS];
-  return typeof hints?.projectName === 'string' ? { projectName: hints.projectName } : null;
+  if (typeof hints?.projectName !== 'string') return null;
+  const skills = Array.isArray(hints.skills) ? hints.skills.filter((s): s is string => typeof s === 'string') : [];
+  return { projectName: hints.projectName, skills };
 }
 
 function toolHints(options: SharedV3ProviderOptions | undefined): ToolHints | null {

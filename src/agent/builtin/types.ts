@@ -36,6 +36,8 @@ export interface BuiltinTurn {
   previousAnswer: string | null;
   /** Name the system prompt gives the assistant's company, if any (for greetings). */
   projectName: string | null;
+  /** Names of the project's skills the system prompt lists ("Track an order"), if any. */
+  skills?: string[];
   tools: OfferedTool[];
   /** Tool calls of this answer so far (calls made after `question`), oldest first. */
   outcomes: ToolOutcome[];
