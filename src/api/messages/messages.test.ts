@@ -209,6 +209,31 @@ describe.each(dialects)('POST /chat/messages on $name', (dialect) => {
     expect(leases).toEqual([]);
   });
 
+  it("takes over a conversation whose lease has expired (a node that died mid-answer), not one whose lease runs", async () => {
+    const id = await conversation(a);
+    const db = t.deps.store.db;
+    const leaseOf = () => db.selectFrom('answer_leases').selectAll().where('conversation_id', '=', id).execute();
+    // Another node holds the conversation: its answer still runs.
+    const later = new Date(Date.now() + 60_000).toISOString();
+    await db.insertInto('answer_leases').values({ conversation_id: id, token: 'other-node-live', expires_at: later }).execute();
+    const busy = await send(a.publicKey, { conversationId: id, messages: [user('Hello!')] });
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json()).toEqual({ error: 'Conversation is busy' });
+    expect(await leaseOf()).toEqual([{ conversation_id: id, token: 'other-node-live', expires_at: later }]);
+    expect(await rows(id)).toEqual([]);
+
+    // That node died: its lease ran out, and the next send answers and lets go of the conversation.
+    await db.updateTable('answer_leases').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('conversation_id', '=', id).execute();
+    const res = await send(a.publicKey, { conversationId: id, messages: [user('Hello!')] });
+    expect(res.statusCode).toBe(200);
+    expect(streamedText((await parseAnswer(res.body)).chunks)).not.toBe('');
+    expect((await rows(id)).map((m) => [m.role, m.status])).toEqual([
+      ['user', 'complete'],
+      ['assistant', 'complete'],
+    ]);
+    expect(await leaseOf()).toEqual([]);
+  });
+
   it('401s without a key and counts sends in the chat bucket', async () => {
     const id = await conversation(a);
     const none = await t.app.inject({ method: 'POST', url: '/api/v1/chat/messages', payload: { conversationId: id, messages: [user('hi')] } });
