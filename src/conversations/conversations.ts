@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Project } from '../projects/project.js';
@@ -70,9 +70,19 @@ function withEndUser(db: Db, projectId: string) {
     .where('c.project_id', '=', projectId);
 }
 
-/** The conversation of this project, or undefined (another project's counts as unknown). */
+/**
+ * The conversation of this project, or undefined (another project's counts as unknown). The first
+ * statement of every send, so SQL text like the send's other statements: built and compiled with the
+ * query builder it cost several times what it costs to run, in a server process (measured in
+ * docs/agent.md, fifth pass). The same columns as {@link withEndUser}.
+ */
 export async function findConversation(db: Db, projectId: string, id: string): Promise<ConversationWithEndUser | undefined> {
-  return withEndUser(db, projectId).where('c.id', '=', id).executeTakeFirst();
+  const { rows } = await sql<ConversationWithEndUser>`
+    select c.*, u.external_id as end_user_external_id, u.email as end_user_email, u.name as end_user_name,
+      u.verified_at as end_user_verified_at
+    from conversations as c left join end_users as u on u.id = c.end_user_id
+    where c.project_id = ${projectId} and c.id = ${id}`.execute(db);
+  return rows[0];
 }
 
 /** The conversation of this project, or 404 `Conversation not found`. */

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { base62 } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 
@@ -14,20 +14,15 @@ export async function claimAnswerLease(db: Db, conversationId: string, ttlMs: nu
   const token = base62(22);
   const at = new Date();
   const expiresAt = new Date(at.getTime() + ttlMs).toISOString();
-  const result = await db
-    .insertInto('answer_leases')
-    .values({ conversation_id: conversationId, token, expires_at: expiresAt })
-    .onConflict((oc) =>
-      oc
-        .column('conversation_id')
-        .doUpdateSet({ token, expires_at: expiresAt })
-        .where('answer_leases.expires_at', '<', at.toISOString()),
-    )
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? token : null;
+  // SQL text, as the send's other statements: the query builder cost more than the statement.
+  const result = await sql`
+    insert into answer_leases (conversation_id, token, expires_at) values (${conversationId}, ${token}, ${expiresAt})
+    on conflict (conversation_id) do update set token = ${token}, expires_at = ${expiresAt}
+    where answer_leases.expires_at < ${at.toISOString()}`.execute(db);
+  return Number(result.numAffectedRows ?? 0n) === 1 ? token : null;
 }
 
 /** Ends the lease, if it is still ours (an expired one may have been taken over). */
 export async function releaseAnswerLease(db: Db, conversationId: string, token: string): Promise<void> {
-  await db.deleteFrom('answer_leases').where('conversation_id', '=', conversationId).where('token', '=', token).execute();
+  await sql`delete from answer_leases where conversation_id = ${conversationId} and token = ${token}`.execute(db);
 }

@@ -30,13 +30,12 @@ export type HistoryMessage = Pick<MessageRow, 'id' | 'role' | 'content' | 'statu
  * answer (tool outputs with their passages) are neither read nor held while the answer streams.
  */
 export async function listHistory(db: Db, conversationId: string): Promise<HistoryMessage[]> {
-  return db
-    .selectFrom('messages')
-    .select(['id', 'role', 'content', 'status'])
-    .where('conversation_id', '=', conversationId)
-    .where('superseded_by', 'is', null)
-    .orderBy('seq', 'asc')
-    .execute();
+  // SQL text, as the send's other statements: the query builder cost more than the statement.
+  const { rows } = await sql<HistoryMessage>`
+    select id, role, content, status from messages
+    where conversation_id = ${conversationId} and superseded_by is null
+    order by seq`.execute(db);
+  return rows;
 }
 
 /** Current messages of a conversation after position `seq`, oldest first (the live stream's catch-up). */
