@@ -11,6 +11,12 @@ import { createProject as createProjectRow, type CreatedProject } from '../src/p
 import { openStore, storeOptions } from '../src/store/index.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+/**
+ * The key of action header secrets in every test app (a test may set its own). Without one, an app
+ * over PostgreSQL would generate `./data/secret.key` in the working tree; one key for all also lets
+ * apps that share a database read each other's secrets, as the nodes of a deployment do.
+ */
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef';
 
 export interface DialectCase {
   name: 'sqlite' | 'postgres';
@@ -63,6 +69,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     LOG_LEVEL: 'silent',
     DATABASE_URL: dialect.url,
     ANSWERDESK_DEMO: 'false',
+    ANSWERDESK_SECRET_KEY: TEST_SECRET_KEY,
     // Many tests write rows straight into the database and read them back through the API at once;
     // the per-node caches have their own tests (src/http/cache.test.ts).
     ANSWERDESK_CACHE_TTL_MS: '0',
