@@ -1,12 +1,16 @@
 import { now } from '../lib/ids.js';
 import { stripNul } from '../lib/nul.js';
+import { isUniqueViolation } from '../store/index.js';
 import { enqueueIngestion } from './jobs.js';
 import type { KnowledgeDeps } from './runtime.js';
 import { createSource, getSource, type SourceRow } from './sources.js';
 
 /** Title of the FAQ source that answers written for knowledge gaps go to. */
 export const ANSWERS_SOURCE_TITLE = 'Answers from the support team';
-/** What marks that source among the project's FAQ sources (its `options`), whatever its title becomes. */
+/**
+ * What marks that source among the project's FAQ sources (its `options`), whatever its title
+ * becomes. A unique index (migration 017) allows one per project.
+ */
 const ANSWERS_MARK = JSON.stringify({ role: 'answers' });
 
 export interface FaqItem {
@@ -18,7 +22,8 @@ export interface FaqItem {
  * Adds a question and its answer to the project's answers source, a FAQ source created on first
  * use, and queues its ingestion so the item becomes searchable (the items already there stay
  * searchable meanwhile). The same question again (ignoring case and spacing) replaces its answer
- * instead of adding a second item, so a retried call does not duplicate it.
+ * instead of adding a second item, so a retried call does not duplicate it. Two first uses at once
+ * make one source: the later insert conflicts, and its item joins the earlier one's source.
  */
 export async function addFaqItem(deps: KnowledgeDeps, projectId: string, input: FaqItem): Promise<SourceRow> {
   const item = { question: stripNul(input.question).trim(), answer: stripNul(input.answer).trim() };
@@ -30,12 +35,17 @@ export async function addFaqItem(deps: KnowledgeDeps, projectId: string, input: 
       .where('project_id', '=', projectId)
       .where('type', '=', 'faq')
       .where('options', '=', ANSWERS_MARK)
-      .orderBy('created_at', 'asc')
       .executeTakeFirst();
     if (!existing) {
-      const created = await createSource(deps, projectId, { type: 'faq', title: ANSWERS_SOURCE_TITLE, payload: JSON.stringify([item]) });
-      await db.updateTable('knowledge_sources').set({ options: ANSWERS_MARK }).where('id', '=', created.id).execute();
-      return getSource(db, projectId, created.id);
+      try {
+        const created = await createSource(deps, projectId, { type: 'faq', title: ANSWERS_SOURCE_TITLE, payload: JSON.stringify([item]), options: { role: 'answers' } });
+        return getSource(db, projectId, created.id);
+      } catch (err) {
+        // Another resolve created it meanwhile (the unique index knowledge_sources_one_answers):
+        // read it again and add this item to it.
+        if (!isUniqueViolation(err) || attempt >= 10) throw err;
+        continue;
+      }
     }
     const items = JSON.parse(existing.payload ?? '[]') as FaqItem[];
     const same = items.findIndex((i) => sameQuestion(i.question, item.question));

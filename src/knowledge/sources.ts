@@ -19,7 +19,12 @@ export interface NewSource {
   url?: string;
   /** Text, Markdown, HTML, JSON FAQ items, or base64 PDF bytes. */
   payload?: string;
-  options?: { maxDepth?: number; maxPages?: number };
+  options?: {
+    maxDepth?: number;
+    maxPages?: number;
+    /** `answers`: the project's answers source (faq.ts), at most one per project. Never from a request. */
+    role?: 'answers';
+  };
 }
 
 /**

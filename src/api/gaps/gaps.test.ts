@@ -142,6 +142,30 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     await waitForSource(t.app, p.project.id, resolved.source.id);
   });
 
+  it('resolves two gaps at once on a project without an answers source into one source holding both answers', async () => {
+    await ask('Do you offer gift wrapping?');
+    await ask('Do you have a shop in Berlin?');
+    const [berlin, wrapping] = await gaps();
+    const resolve = (id: string, answer: string) => t.app.inject({ method: 'POST', url: url(`/${id}/resolve`), headers: adminAuth(), payload: { answer } });
+    const both = await Promise.all([resolve(wrapping!.id, 'Yes, for €3.50 per order.'), resolve(berlin!.id, 'We only sell online.')]);
+    expect(both.map((r) => r.statusCode)).toEqual([200, 200]);
+    const [a, b] = both.map((r) => r.json() as z.infer<typeof gapResolved>);
+    expect(a!.source.id).toBe(b!.source.id);
+
+    const sources = await t.deps.store.db
+      .selectFrom('knowledge_sources')
+      .select(['id', 'payload'])
+      .where('project_id', '=', p.project.id)
+      .where('type', '=', 'faq')
+      .execute();
+    expect(sources.map((s) => s.id)).toEqual([a!.source.id]);
+    const questions = (JSON.parse(sources[0]!.payload!) as Array<{ question: string }>).map((i) => i.question);
+    expect(questions.sort()).toEqual(['Do you have a shop in Berlin?', 'Do you offer gift wrapping?']);
+    const stored = await t.deps.store.db.selectFrom('knowledge_gaps').select('faq_source_id').where('project_id', '=', p.project.id).execute();
+    expect(stored.map((g) => g.faq_source_id)).toEqual([a!.source.id, a!.source.id]);
+    await waitForSource(t.app, p.project.id, a!.source.id);
+  });
+
   it('reopens a resolved gap with only what went unanswered after it was resolved, read after read', async () => {
     await ask('Do you offer gift wrapping?');
     await ask('Do you offer gift wrapping?');

@@ -14,6 +14,7 @@ import { knowledgeJobsSource } from './013-knowledge-jobs-source.js';
 import { knowledgeHeadingIndex } from './014-knowledge-heading-index.js';
 import { knowledgeJobsQueued } from './015-knowledge-jobs-queued.js';
 import { knowledgeJobsOneRunning } from './016-knowledge-jobs-one-running.js';
+import { answersSourceUnique } from './017-answers-source-unique.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '014-knowledge-heading-index': knowledgeHeadingIndex,
   '015-knowledge-jobs-queued': knowledgeJobsQueued,
   '016-knowledge-jobs-one-running': knowledgeJobsOneRunning,
+  '017-answers-source-unique': answersSourceUnique,
 };
 
 export const migrationProvider: MigrationProvider = {
