@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../test/helper.js';
+import { createTestApp, dialects, type TestApp } from '../test/helper.js';
 import { startServerProcess } from '../test/server-process.js';
 import { waitFor } from '../test/wait.js';
 import { base62 } from './lib/ids.js';
+import { ensureDemoProject } from './server.js';
+import { openStore, type Store } from './store/index.js';
 
 /** The value printed after `label` in the start banner. */
 const field = (banner: string, label: string) => new RegExp(`^ {2}${label}\\s+(\\S+)$`, 'm').exec(banner)?.[1];
@@ -98,6 +100,57 @@ describe.each(dialects)('the first start of a new install on $name', { timeout: 
       expect(stdout.split('\n').filter(Boolean).some((line) => line.startsWith('{'))).toBe(false);
     } finally {
       expect(await again.stop()).toBe(0);
+    }
+  });
+});
+
+// Nodes of one deployment started together (a rollout, `docker compose up --scale`) on a database
+// that has no project yet: each finds it empty, and one demo project must come out of it.
+describe.each(dialects)('two nodes starting at once on an empty $name database', { timeout: 60_000 }, (dialect) => {
+  /** Two nodes over one fresh database: two pools on one schema on PostgreSQL, one connection on SQLite. */
+  async function twoNodes(): Promise<{ nodes: TestApp[]; close(): Promise<void> }> {
+    const env = { ANSWERDESK_DEMO: 'true' };
+    const schema = `t_nodes_${base62(10).toLowerCase()}`;
+    const stores: Store[] = [];
+    if (dialect.name === 'postgres') {
+      stores.push(await openStore(dialect.url, { schema }));
+      stores.push(await openStore(dialect.url, { schema }));
+    } else {
+      stores.push(await openStore(dialect.url));
+    }
+    const nodes = [await createTestApp({ dialect, store: stores[0], env }), await createTestApp({ dialect, store: stores.at(-1), env })];
+    return {
+      nodes,
+      async close() {
+        for (const node of nodes) await node.close();
+        for (const store of stores) await store.close();
+        if (dialect.name !== 'postgres') return;
+        const client = new pg.Client({ connectionString: dialect.url });
+        await client.connect();
+        await client.query(`drop schema if exists ${schema} cascade`);
+        await client.end();
+      },
+    };
+  }
+
+  it('create exactly one demo project, which only one of them prints', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { nodes, close } = await twoNodes();
+      try {
+        const demos = await Promise.all(nodes.map((node) => ensureDemoProject(node.deps, 'http://127.0.0.1:1')));
+        const db = nodes[0]!.deps.store.db;
+        const projects = await db.selectFrom('projects').select('id').execute();
+        expect(projects, `round ${round}`).toHaveLength(1);
+        expect(demos.filter((d) => d !== null).map((d) => d!.projectId)).toEqual([projects[0]!.id]);
+        // Everything the demo holds was made once.
+        expect(await db.selectFrom('actions').select('name').execute()).toEqual([{ name: 'track_order' }]);
+        expect(await db.selectFrom('skills').select('id').execute()).toHaveLength(2);
+        expect(await db.selectFrom('api_keys').select('id').execute()).toHaveLength(2);
+        // A later start leaves the database alone.
+        expect(await ensureDemoProject(nodes[1]!.deps, 'http://127.0.0.1:1')).toBeNull();
+      } finally {
+        await close();
+      }
     }
   });
 });

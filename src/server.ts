@@ -10,7 +10,7 @@ import { createAction } from './actions/actions.js';
 import { addDemoHelpCenter } from './knowledge/demo.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
 import { serveMetrics } from './lib/metrics.js';
-import { createProject, listProjects } from './projects/projects.js';
+import { createDemoProject, listProjects } from './projects/projects.js';
 import { createSkill } from './skills/skills.js';
 import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
 
@@ -30,12 +30,13 @@ const DEMO_ORDER_PATH_PATTERN = /^\/demo\/shop\/orders\/NW-\d{6}$/;
  * On the very first start (no project at all) creates a demo project so that `npm start` gives
  * something to talk to: the help center of a fictional shop (demo/shop/articles), an order-tracking
  * action served by this server itself (`origin` is where it listens), and two skills. Later starts
- * leave the database alone.
+ * leave the database alone, and of nodes starting together on an empty database one makes it.
  */
 export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<DemoProject | null> {
   if (!deps.config.ANSWERDESK_DEMO) return null;
   if ((await listProjects(deps.store.db)).length > 0) return null;
-  const created = await createProject(deps.store.db, {
+  // Null when another node starting at the same moment made it first.
+  const created = await createDemoProject(deps.store.db, {
     name: 'Northwind Goods',
     settings: {
       instructions:
@@ -44,6 +45,7 @@ export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<
       widget: { primaryColor: '#0f766e', fabText: 'Ask us' },
     },
   });
+  if (!created) return null;
   const projectId = created.project.id;
   await addDemoHelpCenter(deps, projectId);
   await createAction(deps.store.db, secretBox(deps.config), projectId, {

@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { generateHmacSecret } from '../lib/keys.js';
-import type { Database } from '../store/index.js';
+import { isUniqueViolation, type Database } from '../store/index.js';
 import type { ProjectsTable } from '../store/schema.js';
 import { createKey } from './keys.js';
 import { projectSettingsSchema, toProject, type Project, type ProjectSettings } from './project.js';
@@ -18,12 +18,31 @@ export interface CreatedProject {
 
 /** Creates a project with one public key, one secret key and an HMAC secret, in one transaction. */
 export async function createProject(db: Db, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject> {
+  return insertProject(db, input, 0);
+}
+
+/**
+ * Creates the demo project as createProject does, or returns null when the database already holds
+ * one: nodes started together on an empty database each try, and the unique index
+ * `projects_one_demo` lets only the first insert through.
+ */
+export async function createDemoProject(db: Db, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject | null> {
+  try {
+    return await insertProject(db, input, 1);
+  } catch (err) {
+    if (isUniqueViolation(err)) return null;
+    throw err;
+  }
+}
+
+async function insertProject(db: Db, input: { name: string; settings?: ProjectSettings }, demo: 0 | 1): Promise<CreatedProject> {
   const at = now();
   const row = {
     id: newId('proj'),
     name: input.name,
     settings: JSON.stringify(input.settings ?? {}),
     hmac_secret: generateHmacSecret(),
+    demo,
     created_at: at,
     updated_at: at,
   };

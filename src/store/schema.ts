@@ -11,6 +11,8 @@ export interface ProjectsTable {
   /** JSON: ProjectSettings. */
   settings: string;
   hmac_secret: string;
+  /** 1 for the demo project of the first start (at most one: projects_one_demo), else 0. */
+  demo: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -15,6 +15,7 @@ import { knowledgeHeadingIndex } from './014-knowledge-heading-index.js';
 import { knowledgeJobsQueued } from './015-knowledge-jobs-queued.js';
 import { knowledgeJobsOneRunning } from './016-knowledge-jobs-one-running.js';
 import { answersSourceUnique } from './017-answers-source-unique.js';
+import { oneDemoProject } from './018-one-demo-project.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '015-knowledge-jobs-queued': knowledgeJobsQueued,
   '016-knowledge-jobs-one-running': knowledgeJobsOneRunning,
   '017-answers-source-unique': answersSourceUnique,
+  '018-one-demo-project': oneDemoProject,
 };
 
 export const migrationProvider: MigrationProvider = {
