@@ -8,7 +8,10 @@ import { createEvalBody, evalList, evalParams, evalResultSchema, evalRunCreated,
 import { createEval, getEval, listEvals, runCases, runStoredEval } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/evals`;
-/** 100 cases with their sources and key terms fit; the schema bounds every field. */
+/**
+ * The body as a whole, beside the schema's bound on every field: a realistic 100-case suite is tens
+ * of kilobytes, but one with every field at its maximum at once (about 4 MB) is refused with 413.
+ */
 const EVAL_BODY_LIMIT = 1024 * 1024;
 
 /**
