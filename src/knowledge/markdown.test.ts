@@ -101,6 +101,34 @@ describe('markdownToPage', () => {
     ]);
   });
 
+  it('reads long runs of blanks and of `<` in a heading, a list item, a table cell and raw HTML in one pass', () => {
+    // No line break or `>` ends these runs: a pattern tried from each of their characters, scanning
+    // to the run's end every time, took minutes for this page.
+    const blanks = ' '.repeat(200_000);
+    const opens = '<'.repeat(200_000);
+    const markdown = [
+      `# Heading${blanks}end`,
+      '',
+      `- wrapped${blanks}item`,
+      '  over two lines',
+      '',
+      `| cell${blanks}end | b |`,
+      '| --- | --- |',
+      '| c | d |',
+      '',
+      '<div>',
+      `Raw words ${opens}`,
+      '',
+    ].join('\n');
+    const page = markdownToPage(markdown, '');
+    expect(page.blocks.map((b) => [b.kind, b.text])).toEqual([
+      ['heading', `Heading${blanks}end`],
+      ['list', `- wrapped${blanks}item over two lines`],
+      ['table', `| cell${blanks}end | b |\n| --- | --- |\n| c | d |`],
+      ['text', `Raw words ${opens}`],
+    ]);
+  });
+
   it('keeps a stability note: whether an API is stable is something a reader asks', () => {
     const markdown = '# Worker threads\n\n> Stability: 2 - Stable\n\nThe `node:worker_threads` module enables the use of threads.';
     expect(chunkPage(markdownToPage(markdown, ''))[0]!.text).toBe('Stability: 2 - Stable\n\nThe node:worker_threads module enables the use of threads.');

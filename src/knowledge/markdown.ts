@@ -74,15 +74,44 @@ function inlineText(tokens: Token[] | undefined): string {
   return out;
 }
 
-/** Text on one line (a heading, a list item, a table cell): line breaks become spaces. */
-const oneLine = (text: string) => text.replace(/[ \t]*\n+[ \t]*/g, ' ').trim();
+/**
+ * Text on one line (a heading, a list item, a table cell): each run of line breaks, with the spaces
+ * and tabs around it, becomes one space. Scanned from one line break to the next, not with a
+ * pattern that starts with a run of blanks (`[ \t]*\n+`), which is tried again from every blank
+ * of a run that no line break ends: a long one took seconds.
+ */
+function oneLine(text: string): string {
+  if (!text.includes('\n')) return text.trim();
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', from)) {
+    let end = at;
+    while (end > from && isBlank(text[end - 1])) end--;
+    out += `${text.slice(from, end)} `;
+    from = at;
+    while (text[from] === '\n') from++;
+    while (isBlank(text[from])) from++;
+  }
+  return (out + text.slice(from)).trim();
+}
 
 /**
  * The words of a block of raw HTML: comments go whole (a comment ends only at `-->`, so a
- * `<!-- YAML … 2<sup>31</sup> … -->` history block is no text), then the tags.
+ * `<!-- YAML … 2<sup>31</sup> … -->` history block is no text), then the tags, each from a `<` to
+ * the next `>`. Found by search rather than with `<[^>]*>`, which scans to the end again from
+ * every `<` that no `>` follows.
  */
 function htmlText(html: string): string {
-  return decodeEntities(html.replace(/<!--[\s\S]*?(?:-->|$)/g, '').replace(/<[^>]*>/g, '')).trim();
+  const text = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
+  let out = '';
+  let from = 0;
+  for (let open = text.indexOf('<'); open !== -1; open = text.indexOf('<', from)) {
+    const close = text.indexOf('>', open + 1);
+    if (close === -1) break;
+    out += text.slice(from, open);
+    from = close + 1;
+  }
+  return decodeEntities(out + text.slice(from)).trim();
 }
 
 /**
