@@ -113,9 +113,10 @@ export const DISTINCT_SOURCES_FIRST = 3;
 
 /**
  * Reorders ranked hits so that the first `distinct` come from different sources (the best of each,
- * in rank order), followed by every other hit in rank order. With fewer sources than that, the
- * order is the ranking's. Scores stay best first: a hit moved down is capped just below the one
- * before it, as between the full-text tiers.
+ * in rank order), followed by every other hit in rank order. With fewer sources than that, the best
+ * of each still comes first (A1 A2 B1 becomes A1 B1 A2); with one, the order is the ranking's.
+ * Scores stay best first: a hit moved down is capped just below the one before it, as between the
+ * full-text tiers.
  */
 export function diversify<T extends KnowledgeHit>(hits: T[], distinct = DISTINCT_SOURCES_FIRST): T[] {
   const seen = new Set<string>();
