@@ -124,7 +124,9 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
       const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, query, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
-    return { hits: diversify(rerank(candidates, groups, lexicon, analysed)).slice(0, limit), groups, lexicon };
+    // Fused candidates keep their fused score as the text signal: it carries the vectors' ranking.
+    const text = embedder ? 'given' : 'bm25';
+    return { hits: diversify(rerank(candidates, groups, lexicon, analysed, text)).slice(0, limit), groups, lexicon };
   };
 
   return {

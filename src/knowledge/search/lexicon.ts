@@ -17,13 +17,15 @@ export interface Lexicon {
   chunks: number;
   /** Stem → chunks that hold it. */
   df: Map<string, number>;
+  /** Terms in a chunk on average (title, headings and text, as `termsOf` reads them): BM25's length norm. */
+  avgLength: number;
   /** "body limit" → "bodylimit": identifiers the content writes in camelCase. */
   joined: Map<string, string>;
   /** "wal" → ["write ahead logging"], and back: "write ahead logging" → ["wal"]. */
   aliases: Map<string, string[]>;
 }
 
-export const EMPTY_LEXICON: Lexicon = { size: 0, chunks: 0, df: new Map(), joined: new Map(), aliases: new Map() };
+export const EMPTY_LEXICON: Lexicon = { size: 0, chunks: 0, df: new Map(), avgLength: 0, joined: new Map(), aliases: new Map() };
 
 /**
  * Inverse document frequency of a stem (BM25's form, never negative). A term the project never
@@ -95,10 +97,13 @@ export async function buildLexicon(db: Kysely<Database>, projectId: string, chun
     const list = aliases.get(a) ?? [];
     if (!list.includes(b)) aliases.set(a, [...list, b]);
   };
+  let terms = 0;
   for (const [i, row] of rows.entries()) {
     if (i > 0 && i % LEXICON_BATCH === 0) await new Promise((r) => setImmediate(r));
     const all = `${row.title}\n${row.headings}\n${row.text}`;
-    for (const t of new Set(termsOf(all))) df.set(t, (df.get(t) ?? 0) + 1);
+    const own = termsOf(all);
+    terms += own.length;
+    for (const t of new Set(own)) df.set(t, (df.get(t) ?? 0) + 1);
     for (const [word, parts] of camelIdentifiers(all)) if (parts.length > 1) joined.set(parts.join(' '), word);
     for (const [acro, phrase] of acronymsIn(all)) {
       alias(acro, phrase);
@@ -107,7 +112,7 @@ export async function buildLexicon(db: Kysely<Database>, projectId: string, chun
   }
   // A camelCase identifier's own stem counts as a term too ("bodylimit").
   for (const word of joined.values()) if (!df.has(stem(word))) df.set(stem(word), 1);
-  return { size: rows.length, chunks: Math.max(chunkCount, rows.length), df, joined, aliases };
+  return { size: rows.length, chunks: Math.max(chunkCount, rows.length), df, avgLength: rows.length ? terms / rows.length : 0, joined, aliases };
 }
 
 /**

@@ -35,34 +35,50 @@ function distance(a: number[], b: number[]): number {
   return best;
 }
 
-/** Weights of the reranking: full-text rank, weighted coverage, coverage by headings, proximity. */
+/** Weights of the reranking: BM25F in the project, weighted coverage, coverage by headings, proximity. */
 const W_TEXT = 0.4;
 const W_COVER = 0.35;
 const W_HEAD = 0.15;
 const W_NEAR = 0.1;
 
 /**
- * Reorders full-text candidates by what a reader would look for: the database's rank (BM25 or
- * ts_rank, scaled to the best one), the share of the question's distinctive terms the chunk holds
- * (weighted by rarity in the project), how much of it the page title and heading path name, and
- * whether consecutive words of the question sit close together in the text (phrase proximity).
- * Scores are replaced by the combined one; every hit carries its coverage.
+ * BM25's parameters: how fast repeated occurrences stop counting (k1), and how much a longer
+ * chunk's occurrences are discounted (b). The usual values, as FTS5's `bm25()` has them.
  */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** What an occurrence weighs by where it is: the weights FTS5's rank had (migration 006). */
+export const FIELD_WEIGHTS = { title: 1.5, headings: 3, text: 1 } as const;
+
 /** A chunk's words as the reranking reads them; chunks do not change, so they can be kept. */
 export interface ChunkTerms {
   body: string[];
   head: Set<string>;
   all: Set<string>;
+  /** Positions of each stem in the text, in the title and in the heading path. */
   at: Map<string, number[]>;
+  titleAt: Map<string, number[]>;
+  headingsAt: Map<string, number[]>;
+  /** Terms in the title, heading path and text together (BM25's document length). */
+  length: number;
 }
 
 /** Analyses a chunk, or returns its analysis from `cache` (bounded: the oldest entries go first). */
-function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): ChunkTerms {
+export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): ChunkTerms {
   const cached = cache?.get(hit.chunkId);
   if (cached) return cached;
   const body = termsOf(hit.text);
-  const head = new Set(termsOf(`${hit.title} ${hit.headingPath.join(' ')}`));
-  const terms = { body, head, all: new Set([...body, ...head]), at: positions(body) };
+  const title = termsOf(hit.title);
+  const headings = termsOf(hit.headingPath.join(' '));
+  const terms: ChunkTerms = {
+    body,
+    head: new Set([...title, ...headings]),
+    all: new Set([...body, ...title, ...headings]),
+    at: positions(body),
+    titleAt: positions(title),
+    headingsAt: positions(headings),
+    length: body.length + title.length + headings.length,
+  };
   if (cache) {
     if (cache.size >= CHUNK_CACHE) cache.delete(cache.keys().next().value!);
     cache.set(hit.chunkId, terms);
@@ -73,13 +89,62 @@ function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): ChunkTe
 /** Chunk analyses kept per app. */
 const CHUNK_CACHE = 5_000;
 
-export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexicon, cache?: Map<string, ChunkTerms>): AssessedHit[] {
+/** Occurrences of a phrase (its words' stems one after the other) in a field's positions. */
+function occurrences(at: Map<string, number[]>, stems: string[]): number {
+  const first = at.get(stems[0]!);
+  if (!first) return 0;
+  if (stems.length === 1) return first.length;
+  const rest = stems.slice(1).map((s) => at.get(s));
+  if (rest.some((list) => !list)) return 0;
+  return first.filter((p) => rest.every((list, k) => list!.includes(p + k + 1))).length;
+}
+
+/** The question's groups with each word stemmed, as `bm25f` reads them (stemmed once per search). */
+export function stemGroups(groups: TermGroup[]): TermGroup[] {
+  return groups.map((group) => group.map((words) => words.map(stem)));
+}
+
+/**
+ * BM25F of a chunk for the question's groups (`stemmed`, see stemGroups), in the project: each
+ * group's occurrences (any of its phrases) counted in the title, heading path and text with
+ * FIELD_WEIGHTS, saturated by k1 and normalised by the chunk's length against the project's
+ * average, times the group's IDF in the project (`weights`). The same on both databases, and
+ * independent of other projects' content.
+ */
+export function bm25f(terms: ChunkTerms, stemmed: TermGroup[], weights: number[], avgLength: number): number {
+  const norm = BM25_K1 * (1 - BM25_B + (BM25_B * terms.length) / Math.max(avgLength, 1));
+  let score = 0;
+  stemmed.forEach((group, i) => {
+    let tf = 0;
+    for (const stems of group) {
+      tf += FIELD_WEIGHTS.title * occurrences(terms.titleAt, stems) + FIELD_WEIGHTS.headings * occurrences(terms.headingsAt, stems) + FIELD_WEIGHTS.text * occurrences(terms.at, stems);
+    }
+    if (tf > 0) score += (weights[i]! * tf * (BM25_K1 + 1)) / (tf + norm);
+  });
+  return score;
+}
+
+/**
+ * Reorders full-text candidates by what a reader would look for: how well the chunk's text ranks
+ * for the question (BM25F over the project's own term statistics, scaled to the best candidate;
+ * with `text: 'given'`, the candidates' own scores instead, as a fusion with vectors gives them), the share
+ * of the question's distinctive terms the chunk holds (weighted by rarity in the project), how much
+ * of it the page title and heading path name, and whether consecutive words of the question sit
+ * close together in the text (phrase proximity). Scores are replaced by the combined one; every
+ * hit carries its coverage.
+ */
+export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexicon, cache?: Map<string, ChunkTerms>, text: 'bm25' | 'given' = 'bm25'): AssessedHit[] {
   if (hits.length === 0) return [];
   const weights = groups.map((g) => groupWeight(lexicon, g));
   const total = weights.reduce((s, w) => s + w, 0) || 1;
-  const top = Math.max(...hits.map((h) => h.score), 1e-9);
-  const scored = hits.map((hit, rank) => {
-    const { head, all, at } = chunkTerms(hit, cache);
+  const analysed = hits.map((hit) => chunkTerms(hit, cache));
+  // A lexicon learned before any content arrived has no average: the candidates' own stands in.
+  const avgLength = lexicon.avgLength || analysed.reduce((s, t) => s + t.length, 0) / analysed.length;
+  const stemmed = stemGroups(groups);
+  const textScores = text === 'given' ? hits.map((h) => Math.max(0, h.score)) : analysed.map((t) => bm25f(t, stemmed, weights, avgLength));
+  const top = Math.max(...textScores, 1e-9);
+  const results = hits.map((hit, index) => {
+    const { head, all, at } = analysed[index]!;
     let cover = 0;
     let headCover = 0;
     groups.forEach((g, i) => {
@@ -95,11 +160,12 @@ export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexic
       if (a && b && distance(a, b) <= 3) near++;
     }
     const coverage = cover / total;
-    // Ties keep the database's order.
-    const score = W_TEXT * (Math.max(0, hit.score) / top) + W_COVER * coverage + W_HEAD * (headCover / total) + W_NEAR * (pairs ? near / pairs : 0) - rank * 1e-6;
+    const score = W_TEXT * (textScores[index]! / top) + W_COVER * coverage + W_HEAD * (headCover / total) + W_NEAR * (pairs ? near / pairs : 0);
     return { ...hit, coverage: Number(coverage.toFixed(3)), score: Number(score.toFixed(6)) };
   });
-  return scored.sort((a, b) => b.score - a.score);
+  // A stable sort: ties keep the database's order. The scores themselves owe nothing to that order,
+  // so they are the same whatever else the database holds.
+  return results.sort((a, b) => b.score - a.score);
 }
 
 /**
