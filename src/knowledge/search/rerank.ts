@@ -55,10 +55,11 @@ export interface ChunkTerms {
   body: string[];
   head: Set<string>;
   all: Set<string>;
-  /** Positions of each stem in the text, in the title and in the heading path. */
+  /** Positions of each stem in the text. */
   at: Map<string, number[]>;
-  titleAt: Map<string, number[]>;
-  headingsAt: Map<string, number[]>;
+  /** The title's and the heading path's stems, in order (a few words: read by a scan). */
+  title: string[];
+  headings: string[];
   /** Terms in the title, heading path and text together (BM25's document length). */
   length: number;
 }
@@ -75,8 +76,8 @@ export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): 
     head: new Set([...title, ...headings]),
     all: new Set([...body, ...title, ...headings]),
     at: positions(body),
-    titleAt: positions(title),
-    headingsAt: positions(headings),
+    title,
+    headings,
     length: body.length + title.length + headings.length,
   };
   if (cache) {
@@ -89,7 +90,14 @@ export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): 
 /** Chunk analyses kept per app. */
 const CHUNK_CACHE = 5_000;
 
-/** Occurrences of a phrase (its words' stems one after the other) in a field's positions. */
+/** Occurrences of a phrase (its words' stems one after the other) in a short field. */
+function occurrencesIn(tokens: string[], stems: string[]): number {
+  let n = 0;
+  for (let p = 0; p + stems.length <= tokens.length; p++) if (stems.every((s, k) => tokens[p + k] === s)) n++;
+  return n;
+}
+
+/** Occurrences of a phrase (its words' stems one after the other) in the text's positions. */
 function occurrences(at: Map<string, number[]>, stems: string[]): number {
   const first = at.get(stems[0]!);
   if (!first) return 0;
@@ -117,7 +125,7 @@ export function bm25f(terms: ChunkTerms, stemmed: TermGroup[], weights: number[]
   stemmed.forEach((group, i) => {
     let tf = 0;
     for (const stems of group) {
-      tf += FIELD_WEIGHTS.title * occurrences(terms.titleAt, stems) + FIELD_WEIGHTS.headings * occurrences(terms.headingsAt, stems) + FIELD_WEIGHTS.text * occurrences(terms.at, stems);
+      tf += FIELD_WEIGHTS.title * occurrencesIn(terms.title, stems) + FIELD_WEIGHTS.headings * occurrencesIn(terms.headings, stems) + FIELD_WEIGHTS.text * occurrences(terms.at, stems);
     }
     if (tf > 0) score += (weights[i]! * tf * (BM25_K1 + 1)) / (tf + norm);
   });
