@@ -31,8 +31,9 @@ const ASKS_FOR_PERSON: RegExp[] = [
   new RegExp(String.raw`\b(?:connect|transfer|escalate|put|pass|hand|forward)(?:ed|ing)?\s+(?:me|us|this|it|my\s+(?:call|case|question|issue|request|ticket))(?:\s+(?:over|through|on))?\s+(?:to|with|through)\s+${ANY_PERSON}\b`, 'i'),
   new RegExp(String.raw`\b(?:connect|transfer|escalate|put|pass|hand|forward)(?:ed|ing)?(?:\s+(?:over|through|on))?\s+(?:to|with|through)\s+${CLEAR_PERSON}\b`, 'i'),
   // Wanting one: "I want a real person", "get me a human", "is there a representative".
-  new RegExp(String.raw`\b(?:want|need|like|prefer|get|have|see|reach|contact|call|is there|are there|give me)\b(?:\s+me)?\s+${CLEAR_PERSON}\b`, 'i'),
-  new RegExp(String.raw`\b(?:want|need|like|prefer|get|have|reach|contact|give)\b(?:\s+me)?\s+${ANY_PERSON}${END}`, 'i'),
+  // "have" only as a request ("can I have a human"): "do you have customer service on Sundays?" asks about hours.
+  new RegExp(String.raw`\b(?:want|need|like|prefer|get|(?:can|could|may) i have|see|reach|contact|call|is there|are there|give me)\b(?:\s+me)?\s+${CLEAR_PERSON}\b`, 'i'),
+  new RegExp(String.raw`\b(?:want|need|like|prefer|get|(?:can|could|may) i have|reach|contact|give)\b(?:\s+me)?\s+${ANY_PERSON}${END}`, 'i'),
   // The person alone: "representative", "agent please", "human!".
   new RegExp(String.raw`^\s*${ANY_PERSON}${END}\s*$`, 'i'),
   // Not wanting the bot: "a person, not a bot", "no more bots".
@@ -46,8 +47,16 @@ export function asksForPerson(text: string): boolean {
   if (said.length > 300) return false;
   // "Are you a human?" asks about the assistant; small talk answers it.
   if (/^\s*are you\b/i.test(said)) return false;
-  return ASKS_FOR_PERSON.some((re) => re.test(said));
+  // Clause by clause: "I don't need a person, just tell me the price" asks for none, while "I don't
+  // want a bot, I want a human" does in its second clause. "Not a bot" is itself a way of asking.
+  return said
+    .split(/[,.;!?]+|\s+(?:but|just)\s+/i)
+    .some((clause) => clause.trim() !== '' && (!NEGATED.test(clause) || NOT_A_BOT.test(clause)) && ASKS_FOR_PERSON.some((re) => re.test(clause.trim())));
 }
+
+/** A clause that says it does not want what follows: "don't need", "no need to", "without". */
+const NEGATED = /\b(?:don'?t|do not|doesn'?t|does not|didn'?t|won'?t|will not|never|no need|without)\b/i;
+const NOT_A_BOT = /\b(?:not|no more)\s+(?:a\s+|an\s+|the\s+)?(?:bot|robot|machine|ai)s?\b/i;
 
 /**
  * Asking for a person: calls `request_handoff` (when the project offers it) with the user's words

@@ -244,6 +244,8 @@ describe.each(dialects)('handoff on $name', (dialect) => {
       'representative',
       'I need an exception to the refund policy, get me a manager',
       'I want a person, not a bot',
+      "I don't want a bot, I want a human",
+      'Can I have a real person?',
     ]) {
       const { p, id } = await setup({});
       const answer = await send(p, id, text);
@@ -262,6 +264,9 @@ describe.each(dialects)('handoff on $name', (dialect) => {
       'Is there an operator for concatenating arrays?',
       'How do I get a human readable file size?',
       'Which user requested this export?',
+      'Do you have customer service on Sundays?',
+      "I don't need a person, just tell me the price.",
+      'No need to get a human involved, what does shipping cost?',
     ]) {
       const { p, id } = await setup({});
       const answer = await send(p, id, text);
