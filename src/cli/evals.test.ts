@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../../test/helper.js';
@@ -22,6 +23,24 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
   });
   afterAll(async () => {
     await db.close();
+  });
+
+  it('fails the run when answers failed, whatever the thresholds say', async () => {
+    // A model server that is not there: a port taken, then let go.
+    const closed = createServer();
+    await new Promise<void>((ready) => closed.listen(0, '127.0.0.1', ready));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    const projectId = (await createProject(store.db, { name: 'Down', settings: { model: 'openai-compatible:gone' } })).project.id;
+    const cases = join(dir, 'down.json');
+    writeFileSync(cases, JSON.stringify([{ question: 'Do you sell gift wrapping?', answerable: false }]));
+    const run = await runCli(['eval', 'run', '--project', projectId, '--file', cases, '--max-fabricated', '0'], {
+      ...env,
+      OPENAI_COMPATIBLE_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    });
+    expect(run.stdout).toMatch(/^1\s+FAIL\s+-\s+error\s+Do you sell gift wrapping\?\s+failed$/m);
+    expect(run.stderr).toContain('1 of 1 answers failed, so the run measures nothing for them\n');
+    expect(run.code).toBe(1);
   });
 
   it('runs cases, prints a table and the metrics, and fails the run below the thresholds', async () => {

@@ -22,7 +22,8 @@ stores the run and prints how it compares with the previous run.
 
 Prints one line per case and the metrics. The thresholds make it a CI check: the command exits 1
 when a metric is below its --min-… (or has no value because no case measures it) or a count is above
-its --max-…, naming each one; 0 otherwise. --max-fabricated bounds the unanswerable cases answered
+its --max-…, naming each one, or when an answer failed (the model or the search down: a failed
+answer is neither declined nor answered anyway, so it would pass every threshold); 0 otherwise. --max-fabricated bounds the unanswerable cases answered
 anyway. --json prints the API's JSON instead of the table (the exit code is the same).
 Works directly on the database named by DATABASE_URL, with the model the project is set to.
 `;
@@ -155,7 +156,10 @@ async function run(args: string[]): Promise<number> {
   else printRun(result, comparison);
   const failed = breaches(result.metrics, limits);
   for (const f of failed) process.stderr.write(`Threshold not met: ${f}\n`);
-  return failed.length > 0 ? 1 : 0;
+  // A failed answer (the model or the search down) measures nothing: the run cannot pass as a check.
+  const errors = result.results.filter((r) => r.outcome === 'error').length;
+  if (errors > 0) process.stderr.write(`${errors} of ${result.results.length} answers failed, so the run measures nothing for them\n`);
+  return failed.length > 0 || errors > 0 ? 1 : 0;
 }
 
 export const evalCommands = subcommandGroup({
