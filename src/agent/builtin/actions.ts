@@ -10,16 +10,23 @@ export { fillParameters } from './action-params.js';
 const ASK_PREFIX = 'To ';
 
 /**
+ * Whether an offered tool is one of the project's actions: not the knowledge search, and not the
+ * handoff, which only a request for a person calls (handoff.ts), never a question that shares a
+ * word with its name ("request") or description ("person", "user").
+ */
+export function isActionTool(name: string): boolean {
+  return name !== KNOWLEDGE_TOOL && name !== HANDOFF_TOOL;
+}
+
+/**
  * The actions part of the builtin model: picks the offered action whose name, description and
  * example phrases match the user's words, fills its parameters from the conversation by their
  * JSON Schema, calls it when every required parameter is known and asks for the rest otherwise
  * (the reply, next turn, completes the call); then phrases what the action returned.
  */
 export function actionsSkill(turn: BuiltinTurn): BuiltinDecision | null {
-  // The handoff tool is no action: only a request for a person calls it (handoff.ts), never a
-  // question that shares a word with its name ("request") or description ("person", "user").
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL);
-  const done = turn.outcomes.filter((o) => o.toolName !== KNOWLEDGE_TOOL && o.toolName !== HANDOFF_TOOL);
+  const actions = turn.tools.filter((t) => isActionTool(t.name));
+  const done = turn.outcomes.filter((o) => isActionTool(o.toolName));
   if (done.length > 0) {
     const last = done[done.length - 1]!;
     const tool = actions.find((t) => t.name === last.toolName);

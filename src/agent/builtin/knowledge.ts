@@ -2,6 +2,7 @@ import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { HANDOFF_TOOL } from '../handoff-tool.js';
 import { THEMATIC_BREAK, type KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
+import { isActionTool } from './actions.js';
 import { clip, humanize, keywords, sentenceLines, type Sentence } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -59,7 +60,7 @@ export function searchQuery(turn: BuiltinTurn): string {
  * ("Track an order"), which reads right whatever they say.
  */
 function offer(turn: BuiltinTurn): string {
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => capitalize(humanize(t.name)));
+  const actions = turn.tools.filter((t) => isActionTool(t.name)).map((t) => capitalize(humanize(t.name)));
   const things = (turn.skills?.length ? turn.skills : actions).slice(0, MAX_OFFERED).map((t) => t.replace(/[.!?:;]+$/, ''));
   // The person is offered in plain words: "request handoff" is a tool's name, not an offer.
   const person = turn.tools.some((t) => t.name === HANDOFF_TOOL) ? ' I can also put you in touch with a person.' : '';

@@ -1,5 +1,6 @@
 import { KNOWLEDGE_TOOL } from '../../knowledge/tool.js';
 import { HANDOFF_TOOL } from '../handoff-tool.js';
+import { isActionTool } from './actions.js';
 import { humanize } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -49,7 +50,7 @@ function normalize(text: string): string {
 /** What this assistant can do here, from the tools it was offered. */
 export function capabilities(turn: BuiltinTurn): string {
   const knowledge = turn.tools.some((t) => t.name === KNOWLEDGE_TOOL);
-  const actions = turn.tools.filter((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL).map((t) => humanize(t.name));
+  const actions = turn.tools.filter((t) => isActionTool(t.name)).map((t) => humanize(t.name));
   // The person is offered in plain words: "request handoff" is a tool's name, not something to do.
   const person = turn.tools.some((t) => t.name === HANDOFF_TOOL);
   const parts: string[] = [];

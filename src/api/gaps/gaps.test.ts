@@ -51,6 +51,17 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     return { conversationId, user: messages[0]!, assistant: messages[1]!, text: streamedText(answer.chunks), chunks: answer.chunks };
   }
 
+  /** Rates an answer down, as the widget's thumbs-down does. */
+  async function rateDown(answer: Awaited<ReturnType<typeof ask>>) {
+    const fb = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/feedback',
+      headers: auth(p.publicKey),
+      payload: { conversationId: answer.conversationId, messageId: answer.assistant.id, rating: 'NEGATIVE' },
+    });
+    expect(fb.statusCode).toBe(201);
+  }
+
   const gaps = async (query = '') => {
     const res = await t.app.inject({ method: 'GET', url: url(query), headers: adminAuth() });
     expect(res.statusCode).toBe(200);
@@ -65,13 +76,7 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     await ask('Do you have a shop in Berlin?');
     const rated = await ask('How long do I have to return an item?');
     expect(rated.assistant.outcome).toBe('answered');
-    const fb = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/feedback',
-      headers: auth(p.publicKey),
-      payload: { conversationId: rated.conversationId, messageId: rated.assistant.id, rating: 'NEGATIVE' },
-    });
-    expect(fb.statusCode).toBe(201);
+    await rateDown(rated);
     // An answered question without a bad rating is no gap.
     await ask('How long do I have to return an item?');
 
@@ -178,13 +183,7 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     // Answered from the FAQ now, but rated down: the gap is open again, for that occurrence only.
     const again = await ask('Do you offer gift wrapping?');
     expect(again.assistant.outcome).toBe('answered');
-    const fb = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/feedback',
-      headers: auth(p.publicKey),
-      payload: { conversationId: again.conversationId, messageId: again.assistant.id, rating: 'NEGATIVE' },
-    });
-    expect(fb.statusCode).toBe(201);
+    await rateDown(again);
     const reopened = { id: wrapping!.id, count: 1, reasons: { declined: 0, negativeFeedback: 1 }, examples: [expect.objectContaining({ messageId: again.user.id })] };
     expect(await gaps()).toEqual([expect.objectContaining(reopened)]);
     expect(await gaps()).toEqual([expect.objectContaining(reopened)]);
