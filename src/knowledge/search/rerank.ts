@@ -13,8 +13,9 @@ export function groupWeight(lexicon: Lexicon, group: TermGroup): number {
   return Math.max(...group.map((words) => Math.max(...words.map((w) => idf(lexicon, stem(w))))));
 }
 
-function holds(terms: Set<string>, group: TermGroup): boolean {
-  return group.some((words) => words.every((w) => terms.has(stem(w))));
+/** Whether a chunk's stems hold one of a group's phrases (`stemmed`: the group, each word stemmed). */
+function holds(terms: Set<string>, stemmed: TermGroup): boolean {
+  return stemmed.some((stems) => stems.every((s) => terms.has(s)));
 }
 
 /** Positions of each stem in the text, for proximity. */
@@ -155,15 +156,15 @@ export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexic
     const { head, all, at } = analysed[index]!;
     let cover = 0;
     let headCover = 0;
-    groups.forEach((g, i) => {
+    stemmed.forEach((g, i) => {
       if (holds(all, g)) cover += weights[i]!;
       if (holds(head, g)) headCover += weights[i]!;
     });
     let pairs = 0;
     let near = 0;
     for (let i = 0; i + 1 < groups.length; i++) {
-      const a = at.get(stem(groups[i]![0]!.at(-1)!));
-      const b = at.get(stem(groups[i + 1]![0]![0]!));
+      const a = at.get(stemmed[i]![0]!.at(-1)!);
+      const b = at.get(stemmed[i + 1]![0]![0]!);
       pairs++;
       if (a && b && distance(a, b) <= 3) near++;
     }
