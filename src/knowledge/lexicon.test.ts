@@ -77,6 +77,10 @@ We deliver to the Netherlands, Belgium and Germany within two business days.
 ## Damage
 
 A parcel that arrives broken is replaced free of charge: send us a photo of it.
+
+## Holidays
+
+Orders placed over Christmas are sent from 2 January.
 `;
 
 /** The lexicon at work through the search API and the tool, on both databases. */
@@ -112,6 +116,14 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     const out = (await tool.execute!({ query: 'my package came smashed' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
     expect(out.found).toBe(true);
     expect(out.results[0]).toMatchObject({ headingPath: ['Server guide', 'Damage'] });
+  });
+
+  it("finds the content's word through WordNet for a word no everyday set has", async () => {
+    const found = await search(t.app, projectId, 'what about xmas?');
+    expect(found.results[0].headingPath).toEqual(['Server guide', 'Holidays']);
+    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
+    const out = (await tool.execute!({ query: 'what about xmas?' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    expect(out).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Holidays'] }] });
   });
 
   it('hands the model only passages that cover the question, and says when nothing does', async () => {

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { synonymsAt } from './synonyms.js';
+import { wordnetSynonyms } from './wordnet.js';
 import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
 
 /**
@@ -177,8 +178,10 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
     if (seen.has(key)) continue;
     seen.add(key);
     // Synonyms only where the question's own word is one the content never uses: a word it uses
-    // already finds its passages, and the set's other words would only blur its ranking.
-    const synonyms = syn && !used(own) ? syn.others.filter(used) : [];
+    // already finds its passages, and the set's other words would only blur its ranking. A word of
+    // no everyday set is looked up in WordNet.
+    const others = used(own) ? [] : syn ? syn.others : n === 1 ? wordnetSynonyms(w) : [];
+    const synonyms = others.filter(used);
     groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...synonyms]);
   }
   return groups;
