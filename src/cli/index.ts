@@ -1,6 +1,6 @@
 import { ConfigError, loadDotEnv } from '../config.js';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { formatDetails } from './commands/shared.js';
+import { formatDetails, terminalText } from './commands/shared.js';
 import { UsageError, type CommandGroup } from './commands/types.js';
 
 interface GroupEntry {
@@ -79,7 +79,8 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`Error: ${err.message}\n\n${err.usage ?? usage()}`);
       process.exit(2);
     }
-    process.stderr.write(`${describeFailure(err)}\n`);
+    // An error's message can quote stored or remote text.
+    process.stderr.write(`${terminalText(describeFailure(err))}\n`);
     process.exit(1);
   },
 );

@@ -8,7 +8,7 @@ import { loadConfig } from '../../config.js';
 import type { ErrorDetail } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
 import type { Store } from '../../store/index.js';
-import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, required, withStore } from './shared.js';
+import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, printText, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -140,7 +140,7 @@ async function test(args: string[]): Promise<number> {
   if (result.error) {
     out.push(`Failed: ${result.error.message}`, ...(result.error.details ?? []).map((d) => `  ${d.path || '(arguments)'}: ${d.message}`));
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  printText(`${out.join('\n')}\n`);
   return result.ok ? 0 : 1;
 }
 

@@ -3,7 +3,7 @@ import { closeAdminConversation, listAdminConversations, readAdminConversation }
 import type { Project } from '../../projects/project.js';
 import { getProject } from '../../projects/projects.js';
 import type { Store } from '../../store/index.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withStore } from './shared.js';
+import { flatText, option, parseCommand, parseInput, printJson, printTable, printText, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -92,28 +92,29 @@ async function list(args: string[]): Promise<number> {
 }
 
 function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  const flat = flatText(text);
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function printConversation(detail: AdminConversationDetail): void {
   const c = detail.conversation;
-  const who = c.endUser ? `${c.endUser.externalId}${c.endUser.verified ? ' (verified)' : ''}` : 'anonymous';
+  // A message keeps its lines (indented); any other stored text stays on its own line: flatText.
+  const who = c.endUser ? `${flatText(c.endUser.externalId)}${c.endUser.verified ? ' (verified)' : ''}` : 'anonymous';
   const ratings = new Map(detail.feedback.filter((f) => f.messageId).map((f) => [f.messageId!, f]));
   const out = [`Conversation ${c.id}: ${c.status}, ${c.messageCount} messages, ${who}, started ${c.createdAt}`, ''];
   for (const m of detail.messages) {
     const tags = [m.status && m.status !== 'complete' ? m.status : '', m.supersededBy ? `replaced by ${m.supersededBy}` : ''].filter(Boolean);
     out.push(`[${m.createdAt}] ${m.role === 'user' ? 'User' : 'Agent'} ${m.id}${tags.length ? ` (${tags.join(', ')})` : ''}`);
     out.push(...(m.content || '(no text)').split('\n').map((line) => `  ${line}`));
-    for (const s of m.sources ?? []) out.push(`  source: ${s.title}${'url' in s && s.url ? ` <${s.url}>` : ''}`);
+    for (const s of m.sources ?? []) out.push(`  source: ${flatText(s.title ?? '')}${'url' in s && s.url ? ` <${flatText(s.url)}>` : ''}`);
     const rating = ratings.get(m.id);
-    if (rating) out.push(`  rated ${rating.rating}${rating.comment ? `: ${rating.comment}` : ''}`);
+    if (rating) out.push(`  rated ${rating.rating}${rating.comment ? `: ${flatText(rating.comment)}` : ''}`);
     out.push('');
   }
   for (const f of detail.feedback.filter((f) => !f.messageId)) {
-    out.push(`Conversation rated ${f.rating}${f.comment ? `: ${f.comment}` : ''}`);
+    out.push(`Conversation rated ${f.rating}${f.comment ? `: ${flatText(f.comment)}` : ''}`);
   }
-  process.stdout.write(`${out.join('\n').trimEnd()}\n`);
+  printText(`${out.join('\n').trimEnd()}\n`);
 }
 
 async function show(args: string[]): Promise<number> {

@@ -5,7 +5,7 @@ import { runCases, runStoredEval } from '../../api/evals/service.js';
 import type { EvalComparison } from '../../evals/compare.js';
 import type { EvalMetrics } from '../../evals/metrics.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withDeps } from './shared.js';
+import { flatText, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 import type { z } from 'zod';
 
@@ -93,14 +93,15 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
             r.missingTerms.length ? `missing ${r.missingTerms.map((t) => JSON.stringify(t)).join(', ')}` : '',
             r.outcome === 'error' ? 'failed' : '',
           ].filter(Boolean).join('; ');
-      const question = r.question.length > 60 ? `${r.question.slice(0, 59)}…` : r.question;
+      const flat = flatText(r.question);
+      const question = flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
       return [String(i + 1), r.passed ? 'pass' : 'FAIL', r.rank === null ? '-' : String(r.rank), r.outcome, question, why];
     }),
   );
   const m = result.metrics;
   const d = comparison?.delta;
   const line = (label: string, value: string, delta?: string) => `  ${label.padEnd(34)}${value}${delta && d ? `  (${delta})` : ''}`;
-  process.stdout.write(
+  printText(
     [
       '',
       `Model ${result.model}: ${m.passed}/${m.cases} passed (${m.answerable} answerable, ${m.unanswerable} unanswerable)`,

@@ -1,7 +1,7 @@
 import { gapsQuery, resolveGapBody } from '../../api/gaps/schema.js';
 import { dismiss, listGaps, resolveGap } from '../../api/gaps/service.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withDeps } from './shared.js';
+import { option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -33,7 +33,7 @@ async function list(args: string[]): Promise<number> {
   else {
     printTable(
       ['ID', 'COUNT', 'DECLINED', 'RATED DOWN', 'LAST ASKED', 'QUESTION'],
-      gaps.map((g) => [g.id, String(g.count), String(g.reasons.declined), String(g.reasons.negativeFeedback), g.lastAskedAt, g.question.replace(/\s+/g, ' ')]),
+      gaps.map((g) => [g.id, String(g.count), String(g.reasons.declined), String(g.reasons.negativeFeedback), g.lastAskedAt, g.question]),
     );
   }
   return 0;
@@ -47,7 +47,7 @@ async function resolve(args: string[]): Promise<number> {
   const body = parseInput(resolveGapBody, { answer: option(cmd, 'answer') }, usage, 'options');
   const result = await withDeps(async (deps) => resolveGap(deps, await getProject(deps.store.db, projectId), gapId, body.answer));
   if (cmd.values.json) printJson(result);
-  else process.stdout.write(`Gap ${result.gap.id} resolved: the answer is in FAQ source ${result.source.id} (${result.source.title}), which is being indexed.\n`);
+  else printText(`Gap ${result.gap.id} resolved: the answer is in FAQ source ${result.source.id} (${result.source.title}), which is being indexed.\n`);
   return 0;
 }
 

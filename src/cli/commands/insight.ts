@@ -1,7 +1,7 @@
 import { activityQuery, analyticsQuery, type ActivityItem, type Analytics } from '../../api/insight/schema.js';
 import { activityFeed, projectAnalytics } from '../../api/insight/service.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withStore } from './shared.js';
+import { flatText, jsonText, option, parseCommand, parseInput, printJson, printTable, printText, required, withStore } from './shared.js';
 import { printUsage, type CommandGroup } from './types.js';
 
 const analyticsUsage = `Usage:
@@ -48,7 +48,7 @@ function printAnalytics(a: Analytics, days: number): void {
   }
   if (a.topQuestions.length > 0) {
     process.stdout.write('\nTop questions:\n');
-    printTable(['COUNT', 'LAST ASKED', 'QUESTION'], a.topQuestions.map((q) => [String(q.count), q.lastAskedAt, q.question.replace(/\s+/g, ' ')]));
+    printTable(['COUNT', 'LAST ASKED', 'QUESTION'], a.topQuestions.map((q) => [String(q.count), q.lastAskedAt, q.question]));
   }
 }
 
@@ -64,9 +64,9 @@ async function analytics(args: string[]): Promise<number> {
 }
 
 function activityLine(m: ActivityItem): string {
-  const who = m.role === 'user' ? `user ${m.endUserExternalId ?? '(anonymous)'}` : 'agent';
+  const who = m.role === 'user' ? `user ${m.endUserExternalId === null ? '(anonymous)' : flatText(m.endUserExternalId)}` : 'agent';
   const flag = m.status === 'complete' ? '' : ` [${m.status}]`;
-  return `${m.createdAt}  ${m.conversationId}  ${who}${flag}: ${m.preview.replace(/\s+/g, ' ').trim()}`;
+  return `${m.createdAt}  ${m.conversationId}  ${who}${flag}: ${flatText(m.preview)}`;
 }
 
 /** How often --follow polls: the dashboard's own rhythm. */
@@ -91,10 +91,10 @@ async function activity(args: string[]): Promise<number> {
     try {
       for (let first = true; ; first = false) {
         const feed = await activityFeed(store.db, projectId, { after, limit: query.limit });
-        if (cmd.values.json) process.stdout.write(`${JSON.stringify(feed)}\n`);
+        if (cmd.values.json) process.stdout.write(`${jsonText(feed)}\n`);
         else {
           if (feed.truncated) process.stdout.write(`(more than ${query.limit} messages arrived; older ones skipped)\n`);
-          for (const m of feed.messages) process.stdout.write(`${activityLine(m)}\n`);
+          for (const m of feed.messages) printText(`${activityLine(m)}\n`);
           if (first && feed.messages.length === 0 && !cmd.values.follow) process.stdout.write('No messages.\n');
         }
         after = feed.nextCursor;

@@ -8,7 +8,7 @@ import { startKnowledgeWorker } from '../../knowledge/jobs.js';
 import { deleteSource, type NewSource } from '../../knowledge/sources.js';
 import { HttpError } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, printJson, printTable, required, withDeps, withStore } from './shared.js';
+import { option, parseCommand, printJson, printTable, printText, required, withDeps, withStore } from './shared.js';
 import { UsageError, type CommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -174,7 +174,7 @@ async function waitForAll(deps: AppDeps, projectId: string, created: KnowledgeSo
         for (const s of sources) {
           if ((s.status === 'ready' || s.status === 'failed') && !reported.has(s.id)) {
             reported.add(s.id);
-            process.stdout.write(`${fileLine(s, labels.get(s.id)!)}\n`);
+            printText(`${fileLine(s, labels.get(s.id)!)}\n`);
           }
         }
       }
@@ -201,7 +201,7 @@ function describe(source: KnowledgeSource): string {
 async function finish(deps: AppDeps, projectId: string, created: KnowledgeSource, values: Record<string, string | boolean | undefined>): Promise<number> {
   const [source] = values['no-wait'] ? [created] : await waitForAll(deps, projectId, [created], new Map([[created.id, created.title ?? created.id]]));
   if (values.json) printJson({ source });
-  else process.stdout.write(`${describe(source!)}\n`);
+  else printText(`${describe(source!)}\n`);
   return source!.status === 'failed' ? 1 : 0;
 }
 
@@ -300,7 +300,7 @@ async function run(args: string[]): Promise<number> {
       case 'show': {
         const source = await getSource(deps.store.db, projectId, target!);
         if (cmd.values.json) printJson({ source });
-        else process.stdout.write(`${describe(source)}\n`);
+        else printText(`${describe(source)}\n`);
         return 0;
       }
       case 'delete':

@@ -81,15 +81,62 @@ export async function withDeps<T>(fn: (deps: AppDeps) => Promise<T>): Promise<T>
   });
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+/**
+ * The escape sequences of ECMA-48, which terminals follow: CSI (ESC [ or U+009B, parameters,
+ * intermediates, a final byte); a control string (OSC, DCS, SOS, PM, APC) up to its terminator (BEL,
+ * ESC \ or U+009C), else to the end of its line (one unterminated string must not hide the lines
+ * printed after it); any other ESC sequence.
+ * Node's util.stripVTControlCharacters is not used: its pattern also takes letters and digits up to
+ * a later BEL as part of a sequence (`ESC [2Jhelpful BEL` loses "helpful"), which hides visible text.
+ */
+const ESCAPE_SEQUENCE =
+  /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\n]*?(?:\u0007|\u001b\\|\u009c|(?=\n)|$)|\u001b[\u0020-\u002f]*[\u0030-\u007e]/g;
+
+/**
+ * Text that may have come from outside (a visitor's message or feedback, a gap's question, a crawled
+ * page's title, a remote endpoint's answer) made safe for an operator's terminal: escape sequences
+ * (colours, window titles, screen clearing, links) removed, then every other C0 and C1 control
+ * character but newline and tab, so the text can no longer drive the terminal. What is visible stays.
+ */
+export function terminalText(text: string): string {
+  return text.replace(ESCAPE_SEQUENCE, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
 }
 
-/** Left-aligned columns with a header row, for lists read by people. */
+/**
+ * terminalText on one line, white space flattened to single spaces: for table cells and one-line
+ * previews. Controls go first, so an escape sequence cannot reach across a line that is joined.
+ */
+export function flatText(text: string): string {
+  return terminalText(text).replace(/\s+/g, ' ').trim();
+}
+
+/** Human-readable output that carries stored text: written through terminalText. */
+export function printText(text: string): void {
+  process.stdout.write(terminalText(text));
+}
+
+/**
+ * JSON for a terminal or a pipe. JSON.stringify escapes C0 controls but leaves DEL and the C1
+ * controls (U+0080–U+009F; U+009B starts a sequence as ESC [ does) raw: written as \u escapes they
+ * still parse to the same value, so the output stays exact JSON.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${jsonText(value, 2)}\n`);
+}
+
+/**
+ * Left-aligned columns with a header row, for lists read by people. Cells go through flatText: a
+ * control would drive the terminal, a newline or tab would break the columns.
+ */
 export function printTable(headers: string[], rows: string[][]): void {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
-  process.stdout.write(`${[line(headers), ...rows.map(line)].join('\n')}\n`);
+  const cells = rows.map((r) => r.map(flatText));
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
+  const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
+  process.stdout.write(`${[line(headers), ...cells.map(line)].join('\n')}\n`);
 }
 
 /**

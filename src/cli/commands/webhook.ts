@@ -3,7 +3,7 @@ import { createWebhook, listWebhooks, sendWebhookTest } from '../../api/webhooks
 import { getProject } from '../../projects/projects.js';
 import { deleteEndpoint } from '../../webhooks/endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withDeps, withStore } from './shared.js';
+import { option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps, withStore } from './shared.js';
 import { printUsage, subcommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -97,7 +97,7 @@ async function test(args: string[]): Promise<number> {
   if (cmd.values.json) printJson({ delivery });
   else if (delivered) process.stdout.write(`Delivered ${delivery.eventType} to ${webhookId}: HTTP ${delivery.responseStatus} in ${delivery.durationMs} ms.\n`);
   else
-    process.stdout.write(
+    printText(
       `Not delivered: ${delivery.error ?? 'no answer'}.${delivery.nextAttemptAt ? ` The server retries it at ${delivery.nextAttemptAt}.` : ''}\n`,
     );
   return delivered ? 0 : 1;
