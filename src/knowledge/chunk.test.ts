@@ -24,6 +24,30 @@ describe('chunkPage', () => {
     for (let i = 0; i < 60; i++) expect(all).toContain(sentence(i));
   });
 
+  it('links each chunk to its heading by the anchor GitHub gives it: `_` and accents kept, other punctuation gone', () => {
+    const markdown = [
+      '# File system',
+      '',
+      '## `fs_readFile(path[, options])`',
+      '',
+      'Reads the entire contents of a file.',
+      '',
+      '## The `__dirname` variable',
+      '',
+      'The directory name of the current module.',
+      '',
+      '## Cafe\u0301 — crème brûlée',
+      '',
+      'A heading with a combining accent and a dash that is not `-`.',
+    ].join('\n');
+    const chunks = chunkPage(markdownToPage(markdown, '', 'https://docs.example/api/fs.md'));
+    expect(chunks.map((c) => c.url)).toEqual([
+      'https://docs.example/api/fs.md#fs_readfilepath-options',
+      'https://docs.example/api/fs.md#the-__dirname-variable',
+      'https://docs.example/api/fs.md#cafe\u0301--crème-brûlée',
+    ]);
+  });
+
   it("reads a paragraph's line breaks as Markdown renders them, a long run of blanks included", () => {
     // No line break ends this run: a pattern that starts with a run of blanks is tried from each of
     // them, which took half a minute for this paragraph before the line breaks were read in one pass.
