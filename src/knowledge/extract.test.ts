@@ -29,6 +29,15 @@ describe('htmlToPage', () => {
     ]);
   });
 
+  it('reads a superscript as a power, 2^31, and an ordinal, a mark or a footnote as written', () => {
+    expect(texts('<main><h1>Limits</h1><p>A length of up to 2<sup>31</sup>-1 bytes, 2<sup>n-1</sup> pages; on the 1<sup>st</sup> day, Acme<sup>TM</sup> said so<sup><a href="#n1">[1]</a></sup>.</p></main>')).toEqual([
+      'A length of up to 2^31-1 bytes, 2^(n-1) pages; on the 1st day, AcmeTM said so[1].',
+    ]);
+    expect(texts('<main><h1>Limits</h1><table><tr><th>Limit</th><th>Value</th></tr><tr><td>Rows</td><td>2<sup>64</sup></td></tr></table></main>')).toEqual([
+      '| Limit | Value |\n| --- | --- |\n| Rows | 2^64 |',
+    ]);
+  });
+
   it('reads a definition list as entries: each term, then its description on a line that starts with ": "', () => {
     const more = 'It is read when the server starts and can be changed in the configuration file at any time.';
     const dl =
@@ -60,7 +69,7 @@ describe('htmlToPage', () => {
     const all = texts(body).join('\n');
     expect(all).toContain('results in an error.');
     // <small> inside a sentence is part of it; a paragraph that is all small print is not content.
-    expect(all).toContain('The limit is 264 rows.');
+    expect(all).toContain('The limit is 2^64 rows.');
     expect(all).not.toMatch(/last modified|Zephyr/);
   });
   it('reads a heading inside a box or a description as the box’s title, not as a section of the page', () => {

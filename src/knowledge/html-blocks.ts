@@ -75,6 +75,17 @@ const skipped = (el: Element) =>
   (el.getAttribute('class') ?? '').split(/\s+/).some((c) => BOILERPLATE_CLASSES.has(c));
 
 /**
+ * A superscript as plain text reads it: `2<sup>31</sup>` is `2^31`, not "231", and a longer exponent
+ * is bracketed (`2^(n-1)`). What is raised only by typography stays as written: an ordinal's ending
+ * (`1<sup>st</sup>`), a mark (`<sup>TM</sup>`, `®`, `*`, `†`) and a footnote's `[1]`.
+ */
+export function superscript(inner: string): string {
+  const text = inner.trim();
+  if (!text || /^(st|nd|rd|th|tm|sm|[®©*†‡])$/i.test(text) || text.startsWith('[')) return inner;
+  return /^[-+−]?[\p{L}\p{N}.]+$/u.test(text) ? `^${text}` : `^(${text})`;
+}
+
+/**
  * A node's text with its line breaks: `<br>` and the edges of block elements are line breaks, which
  * `textContent` drops, so "-t pattern<br>--table=pattern" would read "-t pattern--table=pattern".
  */
@@ -87,6 +98,7 @@ function textOf(node: Node): string {
   if (tag === 'br') return '\n';
   if (skipped(el)) return '';
   const inner = Array.from(el.childNodes).map(textOf).join('');
+  if (tag === 'sup') return superscript(inner);
   return INLINE.has(tag) ? inner : `\n${inner}\n`;
 }
 

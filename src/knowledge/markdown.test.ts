@@ -51,6 +51,13 @@ describe('markdownToPage', () => {
     expect(page.blocks.at(-1)).toMatchObject({ kind: 'heading', level: 2, text: 'The __dirname variable' });
   });
 
+  it('reads <sup> in Markdown, inline or in a block of raw HTML, as a power: 2^31', () => {
+    expect(texts('# Buffer\n\nThe size is at most 2<sup>31</sup> - 1 (or 2<sup>n - 1</sup>) on the 2<sup>nd</sup> try.')).toEqual([
+      'The size is at most 2^31 - 1 (or 2^(n - 1)) on the 2nd try.',
+    ]);
+    expect(texts('# Buffer\n\n<p>\n  Up to 2<sup>53</sup> bytes.\n</p>')).toEqual(['Up to 2^53 bytes.']);
+  });
+
   it('reads an HTML comment as no content up to its `-->`, whatever tags it holds', () => {
     const markdown = [
       '## `buffer.length`',
@@ -65,7 +72,7 @@ describe('markdownToPage', () => {
       '',
       'The number of bytes in `buf`.<!-- inline note with <b>a tag</b> --> On 64-bit it is 2<sup>32</sup>.',
     ].join('\n');
-    expect(texts(markdown)).toEqual(['The number of bytes in buf. On 64-bit it is 232.']);
+    expect(texts(markdown)).toEqual(['The number of bytes in buf. On 64-bit it is 2^32.']);
   });
 
   it('reads each list item, nested ones too, as its own line, without the source’s marks', () => {

@@ -1,5 +1,6 @@
 import { marked, type Token, type Tokens } from 'marked';
 import { slugify } from './chunk.js';
+import { superscript } from './html-blocks.js';
 import { THEMATIC_BREAK, type Block, type Page } from './types.js';
 
 /** The named character references documentation writes; marked decodes numeric ones itself. */
@@ -36,10 +37,12 @@ function joinWrappedLines(text: string): string {
  * definition) and an image keep their text, emphasis marks go, a code span is kept as written (its
  * `__proto__` is no emphasis), and a word's inner underscores are no emphasis (CommonMark's
  * flanking rule, which marked follows). HTML tags and comments are no words; a hard line break and
- * `<br>` are a line break, a soft one a space.
+ * `<br>` are a line break, a soft one a space, and `<sup>…</sup>` a superscript (`2^31`).
  */
 function inlineText(tokens: Token[] | undefined): string {
   let out = '';
+  // Where each open <sup> started in `out`: its text is known at </sup>.
+  const sups: number[] = [];
   for (const token of tokens ?? []) {
     switch (token.type) {
       case 'text': {
@@ -54,9 +57,16 @@ function inlineText(tokens: Token[] | undefined): string {
       case 'br':
         out += '\n';
         break;
-      case 'html':
-        if (/^<br\s*\/?>$/i.test((token as Tokens.HTML).text)) out += '\n';
+      case 'html': {
+        const tag = (token as Tokens.HTML).text;
+        if (/^<br\s*\/?>$/i.test(tag)) out += '\n';
+        else if (/^<sup[\s>]/i.test(tag)) sups.push(out.length);
+        else if (/^<\/sup\s*>$/i.test(tag) && sups.length) {
+          const start = sups.pop()!;
+          out = out.slice(0, start) + superscript(out.slice(start));
+        }
         break;
+      }
       case 'link':
       case 'image':
       case 'strong':
@@ -98,18 +108,25 @@ function oneLine(text: string): string {
 /**
  * The words of a block of raw HTML: comments go whole (a comment ends only at `-->`, so a
  * `<!-- YAML … 2<sup>31</sup> … -->` history block is no text), then the tags, each from a `<` to
- * the next `>`. Found by search rather than with `<[^>]*>`, which scans to the end again from
+ * the next `>` (a `<sup>` read as a superscript). Found by search rather than with `<[^>]*>`, which scans to the end again from
  * every `<` that no `>` follows.
  */
 function htmlText(html: string): string {
   const text = html.replace(/<!--[\s\S]*?(?:-->|$)/g, '');
   let out = '';
   let from = 0;
+  const sups: number[] = [];
   for (let open = text.indexOf('<'); open !== -1; open = text.indexOf('<', from)) {
     const close = text.indexOf('>', open + 1);
     if (close === -1) break;
     out += text.slice(from, open);
     from = close + 1;
+    const tag = text.slice(open, from);
+    if (/^<sup[\s>]/i.test(tag)) sups.push(out.length);
+    else if (/^<\/sup\s*>$/i.test(tag) && sups.length) {
+      const start = sups.pop()!;
+      out = out.slice(0, start) + superscript(out.slice(start));
+    }
   }
   return decodeEntities(out + text.slice(from)).trim();
 }
