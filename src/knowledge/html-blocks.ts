@@ -1,3 +1,4 @@
+import { parseHTML } from 'linkedom';
 import { slugify } from './chunk.js';
 import { THEMATIC_BREAK, type Block } from './types.js';
 
@@ -258,4 +259,16 @@ export function checkDepth(root: Node): void {
     if (depth > MAX_HTML_DEPTH) throw new Error(`The page's HTML is nested more than ${MAX_HTML_DEPTH} elements deep`);
     for (let child = node.firstChild; child; child = child.nextSibling) if (child.nodeType === 1) stack.push([child, depth + 1]);
   }
+}
+
+/**
+ * A fragment of HTML (a block of raw HTML in Markdown) as blocks, read as a page's elements are: a
+ * `<table>` becomes a table of rows under its header row, as an HTML page's does.
+ */
+export function fragmentBlocks(html: string): Block[] {
+  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
+  checkDepth(document as unknown as Node);
+  const blocks: Block[] = [];
+  domBlocks(document.body as unknown as Element, blocks);
+  return blocks;
 }

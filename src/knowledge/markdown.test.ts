@@ -58,6 +58,52 @@ describe('markdownToPage', () => {
     expect(texts('# Buffer\n\n<p>\n  Up to 2<sup>53</sup> bytes.\n</p>')).toEqual(['Up to 2^53 bytes.']);
   });
 
+  it('reads a raw HTML table as the HTML extractor does: rows under their header row, quoted whole in a chunk', () => {
+    // The form of the Node.js docs' constants (os.md, fs.md, readline.md).
+    const markdown = [
+      '## Signal constants',
+      '',
+      'The following signal constants are exported by `os.constants.signals`.',
+      '',
+      '<table>',
+      '  <tr>',
+      '    <th>Constant</th>',
+      '    <th>Description</th>',
+      '  </tr>',
+      '  <tr>',
+      '    <td><code>SIGHUP</code></td>',
+      '    <td>Sent to indicate when a controlling terminal is closed or a parent',
+      '    process exits.</td>',
+      '  </tr>',
+      '  <tr>',
+      '    <td><code>SIGINT</code></td>',
+      '    <td>Sent when a user wishes to interrupt a process',
+      '    (<kbd>Ctrl</kbd>+<kbd>C</kbd>).</td>',
+      '  </tr>',
+      '</table>',
+      '',
+      '<!-- A table in a comment is no content: <table><tr><td>gone</td></tr></table> -->',
+      '',
+      'Signals not listed here are platform-specific.',
+    ].join('\n');
+    const table = [
+      '| Constant | Description |',
+      '| --- | --- |',
+      '| SIGHUP | Sent to indicate when a controlling terminal is closed or a parent process exits. |',
+      '| SIGINT | Sent when a user wishes to interrupt a process (Ctrl+C). |',
+    ].join('\n');
+    const page = markdownToPage(markdown, 'os');
+    expect(page.blocks).toEqual([
+      { kind: 'heading', level: 2, text: 'Signal constants', anchor: 'signal-constants' },
+      { kind: 'text', text: 'The following signal constants are exported by os.constants.signals.' },
+      { kind: 'table', text: table },
+      { kind: 'text', text: 'Signals not listed here are platform-specific.' },
+    ]);
+    expect(chunkPage(page).map((c) => c.text)).toEqual([
+      `The following signal constants are exported by os.constants.signals.\n\n${table}\n\nSignals not listed here are platform-specific.`,
+    ]);
+  });
+
   it('reads an HTML comment as no content up to its `-->`, whatever tags it holds', () => {
     const markdown = [
       '## `buffer.length`',

@@ -1,6 +1,6 @@
 import { marked, type Token, type Tokens } from 'marked';
 import { slugify } from './chunk.js';
-import { superscript } from './html-blocks.js';
+import { fragmentBlocks, superscript } from './html-blocks.js';
 import { THEMATIC_BREAK, type Block, type Page } from './types.js';
 
 /** The named character references documentation writes; marked decodes numeric ones itself. */
@@ -191,7 +191,14 @@ function markdownBlocks(tokens: Token[], out: Block[]): void {
         markdownBlocks((token as Tokens.Blockquote).tokens, out);
         break;
       case 'html': {
-        const text = htmlText((token as Tokens.HTML).text);
+        const html = (token as Tokens.HTML).text;
+        // A table (the Node.js docs write their constants as raw HTML tables) is read as the HTML
+        // extractor reads one, rows under their header; any other block is its words.
+        if (/<table[\s>]/i.test(html)) {
+          out.push(...fragmentBlocks(html));
+          break;
+        }
+        const text = htmlText(html);
         if (text) out.push({ kind: 'text', text });
         break;
       }
