@@ -150,4 +150,17 @@ describe('builtin knowledge answers', () => {
     const answer = answerFromHits('When does the pager spill dirty cache pages?', [hit(text)]);
     expect(answer.text).toBe('The cache_spill pragma lets the pager spill dirty cache pages to the database file in the middle of a transaction, as follows: [1]');
   });
+
+  it('reads inline code in a sentence of an API reference as prose', () => {
+    const text = [
+      '- original {Function} An async function',
+      '- Returns: {Function} a callback style function',
+      '',
+      'Takes an async function (or one that returns a Promise) and returns a function following the error-first callback style, i.e. taking an (err, value) => ... callback as the last argument.',
+    ].join('\n');
+    const terms = [{ forms: [['callback']], weight: 2 }, { forms: [['style']], weight: 5 }, { forms: [['function']], weight: 1.5 }, { forms: [['return']], weight: 1 }, { forms: [['promis']], weight: 2.5 }];
+    expect(answerFromHits('How do I turn a callback-style function into one that returns a promise?', [hit(text)], terms).text).toBe(
+      'Takes an async function (or one that returns a Promise) and returns a function following the error-first callback style, i.e. taking an (err, value) => ... callback as the last argument. [1]',
+    );
+  });
 });

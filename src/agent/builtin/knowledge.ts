@@ -149,9 +149,17 @@ export function looksLikeCode(sentence: string): boolean {
   if (/^(curl|npm|npx|export|cd|git|docker|node|ollama)\s/.test(sentence)) return true;
   // A comment line of SQL ("-- …"), C-like languages ("// …") or a shell ("# …").
   if (/^(--|\/\/|#)(\s|$)/.test(sentence)) return true;
-  if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]|=>|\|\|/.test(sentence)) return true;
+  if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]/.test(sentence)) return true;
+  // An arrow or an "or" operator is code, unless it sits in a sentence of prose: API references
+  // name them inline ("taking an (err, value) => ... callback as the last argument").
+  if (/=>|\|\|/.test(sentence) && !readsAsProse(sentence)) return true;
   const symbols = sentence.replace(/[\p{L}\p{N}\s.,;:'’()?!-]/gu, '').length;
   return symbols / Math.max(1, sentence.length) > 0.12;
+}
+
+/** A sentence of prose: it starts with a capitalized word, ends like a sentence and has at least eight words. */
+function readsAsProse(sentence: string): boolean {
+  return /^[\p{Lu}][\p{Ll}’']*\s/u.test(sentence) && /[.!?:]$/.test(sentence) && (sentence.match(/\p{L}{2,}/gu)?.length ?? 0) >= 8;
 }
 
 /** A table row or a line of a table layout: quoted into a chat answer it reads as noise. */
