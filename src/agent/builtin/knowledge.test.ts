@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { answerFromHits, asksHow, DONT_KNOW, looksLikeCode } from './knowledge.js';
+import { answerFromHits, asksHow, DONT_KNOW, looksLikeCode, namesApi } from './knowledge.js';
 
-const hit = (text: string, sourceId = 'ks_a', title = 'Identity', chunkId = `chunk_${sourceId}`) => ({
+const hit = (text: string, sourceId = 'ks_a', title = 'Identity', chunkId = `chunk_${sourceId}`, headingPath = [title]) => ({
   chunkId,
   sourceId,
   title,
   url: null,
-  headingPath: [title],
+  headingPath,
   text,
   score: 1,
 });
@@ -161,6 +161,40 @@ describe('builtin knowledge answers', () => {
     const terms = [{ forms: [['callback']], weight: 2 }, { forms: [['style']], weight: 5 }, { forms: [['function']], weight: 1.5 }, { forms: [['return']], weight: 1 }, { forms: [['promis']], weight: 2.5 }];
     expect(answerFromHits('How do I turn a callback-style function into one that returns a promise?', [hit(text)], terms).text).toBe(
       'Takes an async function (or one that returns a Promise) and returns a function following the error-first callback style, i.e. taking an (err, value) => ... callback as the last argument. [1]',
+    );
+  });
+
+  it('leads an excerpt of an API reference with the heading that names the API, not with a topic heading', () => {
+    const text = 'Takes a function following the common error-first callback style and returns a version that returns promises.';
+    const terms = [{ forms: [['callback']], weight: 2 }, { forms: [['promis']], weight: 2.5 }];
+    const api = hit(text, 'ks_util', 'Util', 'chunk_p', ['Util', 'util.promisify(original)']);
+    expect(answerFromHits('How do I get a promise from a callback function?', [api], terms).text).toBe(
+      'util.promisify(original): Takes a function following the common error-first callback style and returns a version that returns promises. [1]',
+    );
+    const topic = hit(text, 'ks_util', 'Util', 'chunk_t', ['Util', 'Error propagation']);
+    expect(answerFromHits('How do I get a promise from a callback function?', [topic], terms).text).toBe(`${text} [1]`);
+    expect(['util.promisify(original)', 'process.env', '--max-old-space-size=SIZE', 'ERR_REQUIRE_ESM', 'Class: zlib.Gzip', "Event: 'timeout'"].map(namesApi)).toEqual([true, true, true, true, true, true]);
+    expect(['No __filename or __dirname', 'Meta-Commands', 'Options', '2.1. Checkpointing', 'Returns policy'].map(namesApi)).toEqual([false, false, false, false, false]);
+  });
+
+  it('quotes another passage of the page rather than a section marked deprecated', () => {
+    const terms = [{ forms: [['check']], weight: 3.7 }, { forms: [['file']], weight: 1.5 }, { forms: [['exist']], weight: 3 }];
+    const hits = [
+      hit('Stability: 0 - Deprecated: Use fs.stat() or fs.access() instead.\n\nTest whether or not the given path exists by checking with the file system.', 'ks_fs', 'File system', 'chunk_1', ['File system', 'fs.exists(path, callback)']),
+      hit('Using fs.exists() to check for the existence of a file before calling fs.open() is not recommended.', 'ks_fs', 'File system', 'chunk_2', ['File system', 'fs.exists(path, callback)']),
+      hit('To check if a file exists without manipulating it afterwards, fs.access() is recommended.', 'ks_fs', 'File system', 'chunk_3', ['File system', 'fs.stat(path[, options], callback)']),
+    ];
+    const answer = answerFromHits('How do I check if a file exists?', hits, terms);
+    expect(answer.text).toBe('fs.stat(path[, options], callback): To check if a file exists without manipulating it afterwards, fs.access() is recommended. [1]');
+    // With nothing else on the page, the deprecated section is still quoted.
+    expect(answerFromHits('How do I check if a file exists?', hits.slice(0, 2), terms).text).toMatch(/^fs\.exists\(path, callback\): /);
+  });
+
+  it('reads columns laid out with runs of spaces as a table, not as a sentence', () => {
+    const text = ['.dump ?OBJECTS?            Render database content as SQL', '.recover                 Recover as much data as possible from corrupt db.', 'The .recover command reads a corrupt database and recovers as much data as it can.'].join('\n');
+    const terms = [{ forms: [['recover']], weight: 3 }, { forms: [['corrupt']], weight: 3 }];
+    expect(answerFromHits('How do I recover a corrupt database?', [hit(text)], terms).text).toBe(
+      'The .recover command reads a corrupt database and recovers as much data as it can. [1]',
     );
   });
 });

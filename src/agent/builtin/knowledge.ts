@@ -119,11 +119,16 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   // Each source once, in the order the search ranked it; a source's passages (chunks) compete on
   // the sentence they would quote, since the first chunk of a page to hold the question's words is
   // often not the one whose sentence answers it.
-  const bySource = new Map<string, Array<{ excerpt: string; score: number }>>();
+  const bySource = new Map<string, Array<{ excerpt: string; score: number; deprecated: boolean }>>();
+  // A section marked deprecated ("Stability: 0 - Deprecated: Use fs.stat() or fs.access() instead.")
+  // is quoted only when no other passage of its page has something to say: its later chunks, which
+  // do not repeat the mark, share its heading path.
+  const deprecated = new Set(scored.filter((s) => DEPRECATED.test(s.hit.text)).map((s) => `${s.hit.sourceId}\u0000${s.hit.headingPath.join('\u0000')}`));
   for (const s of scored) {
     if (s.hit !== lead.hit && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
-    const excerpt = bestExcerpt(terms, s.hit.text, procedure);
-    if (!excerpt) continue;
+    const found = bestExcerpt(terms, s.hit.text, procedure);
+    if (!found) continue;
+    const excerpt = { ...found, excerpt: named(s.hit.headingPath.at(-1), found.excerpt), deprecated: deprecated.has(`${s.hit.sourceId}\u0000${s.hit.headingPath.join('\u0000')}`) };
     const list = bySource.get(s.hit.sourceId) ?? [];
     list.push(excerpt);
     bySource.set(s.hit.sourceId, list);
@@ -133,12 +138,37 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   for (const [sourceId, excerpts] of bySource) {
     if (cited.length >= MAX_PASSAGES) break;
     // Ties keep the search's order.
-    const best = excerpts.reduce((a, b) => (b.score > a.score ? b : a));
+    const current = excerpts.filter((e) => !e.deprecated);
+    const best = (current.length > 0 ? current : excerpts).reduce((a, b) => (b.score > a.score ? b : a));
     cited.push(sources.find((src) => src.sourceId === sourceId)!);
     paragraphs.push(`${best.excerpt} [${cited.length}]`);
   }
   if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
   return { text: paragraphs.join('\n\n'), sources: cited };
+}
+
+/** The mark of a deprecated section in an API reference (Node.js's stability index 0). */
+const DEPRECATED = /\bStability: 0 - Deprecated\b/;
+
+/**
+ * A section heading that names an API rather than a topic: a signature ("util.promisify(original)",
+ * "request.setTimeout(timeout[, callback])"), a property ("process.env"), an option
+ * ("--max-old-space-size=SIZE"), an error code ("ERR_REQUIRE_ESM"), a class or an event
+ * ("Class: zlib.Gzip", "Event: 'timeout'"). One word or signature, no spaces outside its brackets.
+ */
+export function namesApi(heading: string): boolean {
+  const bare = heading.replace(/\(.*\)$/, '()').replace(/^(?:Class|Event|Static method):\s+/, '');
+  return /^['"]?[\w$.\-[\]]+(?:\(\))?(?:=\S+)?['"]?$/.test(bare) && (/[.(=_]|^--/.test(bare) || bare !== heading.replace(/\(.*\)$/, '()'));
+}
+
+/**
+ * An excerpt of a reference section, led by the section's heading when that names the API it
+ * describes: the description ("Takes a function following the common error-first callback
+ * style…") rarely names it, and the name is what the reader needs.
+ */
+function named(heading: string | undefined, excerpt: string): string {
+  if (!heading || !namesApi(heading) || excerpt.includes(heading.replace(/\(.*$/, ''))) return excerpt;
+  return `${heading}${heading.includes(':') ? ' —' : ':'} ${excerpt}`;
 }
 
 /**
@@ -164,7 +194,8 @@ function readsAsProse(sentence: string): boolean {
 
 /** A table row or a line of a table layout: quoted into a chat answer it reads as noise. */
 function looksLikeTableRow(sentence: string): boolean {
-  return (sentence.match(/\|/g)?.length ?? 0) >= 2 || /\t/.test(sentence);
+  // Columns laid out with runs of spaces, as a command's help output is (".recover     Recover …").
+  return (sentence.match(/\|/g)?.length ?? 0) >= 2 || /\t|\S {4,}\S/.test(sentence);
 }
 
 /**
