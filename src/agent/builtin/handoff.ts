@@ -18,6 +18,9 @@ const ANY_PERSON = String.raw`(?:${CLEAR_PERSON}|${ARTICLES}(?:person|people|age
 /** What may follow a person named in a request: the end of the sentence or a polite word. */
 const END = String.raw`(?:\s+(?:please|pls|now|asap|right now|here))?\s*(?:[.!?,;]|$)`;
 
+/** What a person of the team is asked to do for the customer. */
+const HELP = String.raw`(?:help|assist|call|phone|ring|contact|e-?mail|get back to|look (?:at|into)|check|sort out|deal with|handle)\b`;
+
 /**
  * The usual ways of asking for a person: "talk to a human", "can I speak with someone from support",
  * "connect me to an agent", "I want a real person", "human please", "representative", "not a bot".
@@ -34,6 +37,11 @@ const ASKS_FOR_PERSON: RegExp[] = [
   // "have" only as a request ("can I have a human"): "do you have customer service on Sundays?" asks about hours.
   new RegExp(String.raw`\b(?:want|need|like|prefer|get|(?:can|could|may) i have|see|reach|contact|call|is there|are there|give me)\b(?:\s+me)?\s+${CLEAR_PERSON}\b`, 'i'),
   new RegExp(String.raw`\b(?:want|need|like|prefer|get|(?:can|could|may) i have|reach|contact|give)\b(?:\s+me)?\s+${ANY_PERSON}${END}`, 'i'),
+  // Someone to help: "I need someone to help me with my order", "is there someone who can look at
+  // my account", "can somebody please call me back". A person to do anything else ("I need the
+  // logged-in person to confirm") is no request for the team.
+  new RegExp(String.raw`\b(?:want|need|like|get|is there|are there)\b(?:\s+me)?\s+${ANY_PERSON}\s+(?:who\s+(?:can|could)\s+|to\s+)${HELP}`, 'i'),
+  new RegExp(String.raw`^(?:can|could|would|will)\s+(?:someone|somebody|a person|a human)\s+(?:please\s+)?${HELP}`, 'i'),
   // The person alone: "representative", "agent please", "human!".
   new RegExp(String.raw`^\s*${ANY_PERSON}${END}\s*$`, 'i'),
   // Not wanting the bot: "a person, not a bot", "no more bots".

@@ -246,6 +246,10 @@ describe.each(dialects)('handoff on $name', (dialect) => {
       'I want a person, not a bot',
       "I don't want a bot, I want a human",
       'Can I have a real person?',
+      'I need someone to help me with my order',
+      'Can someone please help me with a refund?',
+      'I would like somebody to call me back about my invoice',
+      'Is there someone who can look at my account?',
     ]) {
       const { p, id } = await setup({});
       const answer = await send(p, id, text);
@@ -267,6 +271,9 @@ describe.each(dialects)('handoff on $name', (dialect) => {
       'Do you have customer service on Sundays?',
       "I don't need a person, just tell me the price.",
       'No need to get a human involved, what does shipping cost?',
+      'I need the logged-in person to confirm before the file is deleted',
+      'Can someone with read access see the audit log?',
+      'How do I let somebody help me edit a shared document?',
     ]) {
       const { p, id } = await setup({});
       const answer = await send(p, id, text);
