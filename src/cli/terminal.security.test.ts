@@ -9,15 +9,16 @@ const SLOW = { timeout: 180_000 };
 /**
  * A visitor's message that tries to drive the operator's terminal: a window title (OSC … BEL), a
  * screen clear (CSI), a C1 CSI (U+009B), an OSC left open, a hyperlink (OSC 8 … ST), a bare BEL and
- * a carriage return. The feedback comment has a sequence that Node's stripVTControlCharacters
+ * a carriage return, and a right-to-left override (U+202E … U+202C), which would show the words
+ * between them reversed. The feedback comment has a sequence that Node's stripVTControlCharacters
  * would take "helpful" into.
  */
-const HOSTILE = 'Where is \x1b]0;pwned\x07my \x1b[2Jparcel\x9b31m?\x07\x1b]2;open\nIt was due \x1b]8;;https://evil.example\x1b\\Monday\x1b]8;;\x1b\\.\r';
+const HOSTILE = 'Where is \x1b]0;pwned\x07\u202emy\u202c \x1b[2Jparcel\x9b31m?\x07\x1b]2;open\nIt was due \x1b]8;;https://evil.example\x1b\\Monday\x1b]8;;\x1b\\.\r';
 const COMMENT = 'Not \x1b[2Jhelpful\x07 at all';
 const USER = 'ada\x1b[31m';
 
-/** Any C0 control but newline, DEL or a C1 control: what must never reach the terminal. */
-const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+/** Any C0 control but newline, DEL, a C1 control or a bidirectional control: what must never reach the terminal. */
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 describe.each(dialects)('answerdesk CLI prints stored text without terminal controls on $name', SLOW, (dialect) => {
   let db: CliDatabase;

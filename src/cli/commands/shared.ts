@@ -96,11 +96,19 @@ const ESCAPE_SEQUENCE =
  * Text that may have come from outside (a visitor's message or feedback, a gap's question, a crawled
  * page's title, a remote endpoint's answer) made safe for an operator's terminal: escape sequences
  * (colours, window titles, screen clearing, links) removed, then every other C0 and C1 control
- * character but newline and tab, so the text can no longer drive the terminal. What is visible stays.
+ * character but newline and tab, and the bidirectional controls, so the text can no longer drive
+ * the terminal or reorder what it shows. What is visible stays.
  */
 export function terminalText(text: string): string {
-  return text.replace(ESCAPE_SEQUENCE, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '');
+  return text.replace(ESCAPE_SEQUENCE, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '').replace(BIDI_CONTROL, '');
 }
+
+/**
+ * Unicode's bidirectional controls (marks, embeddings, overrides, isolates): a right-to-left
+ * override shows the text after it reversed, so a message, a name or an id could read as something
+ * else on the operator's screen. Letters of right-to-left scripts are not controls and stay.
+ */
+const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
  * terminalText on one line, white space flattened to single spaces: for table cells and one-line
@@ -116,12 +124,12 @@ export function printText(text: string): void {
 }
 
 /**
- * JSON for a terminal or a pipe. JSON.stringify escapes C0 controls but leaves DEL and the C1
- * controls (U+0080–U+009F; U+009B starts a sequence as ESC [ does) raw: written as \u escapes they
- * still parse to the same value, so the output stays exact JSON.
+ * JSON for a terminal or a pipe. JSON.stringify escapes C0 controls but leaves DEL, the C1
+ * controls (U+0080–U+009F; U+009B starts a sequence as ESC [ does) and the bidirectional controls
+ * raw: written as \u escapes they still parse to the same value, so the output stays exact JSON.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function printJson(value: unknown): void {
