@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
-import { markdownToPage } from './markdown.js';
+import { boundNesting, MAX_INDENT_COLUMNS, MAX_QUOTE_DEPTH, markdownToPage } from './markdown.js';
 
 const texts = (markdown: string) =>
   markdownToPage(markdown, 'Doc')
@@ -152,6 +152,29 @@ describe('markdownToPage', () => {
         "  watch('a');",
       ].join('\n'),
     ]);
+  });
+
+  it('leaves real nesting as written and cuts a page nested hundreds deep to a bounded depth, its words kept', () => {
+    const real = ['> quoted', '> > a reply in it', '', '- a', '  - b', '    - c', '', '\t\tcode in a tab-indented block', ''].join('\n');
+    expect(boundNesting(real)).toBe(real);
+    // 800 levels of list: marked costs about the cube of the depth (8.6 s for this one before).
+    const list = Array.from({ length: 800 }, (_, i) => `${'  '.repeat(i)}- item ${i}`).join('\n');
+    const items = texts(list).join('\n').split('\n');
+    expect(items).toHaveLength(800);
+    expect(items.at(-1)!.trim()).toBe('- item 799');
+    expect(Math.max(...items.map((line) => line.length - line.trimStart().length))).toBeLessThanOrEqual(MAX_INDENT_COLUMNS);
+    // Thousands of `>` overflowed marked's stack: the document failed to ingest.
+    expect(texts(`${'> '.repeat(5_000)}Deep words.`)).toEqual(['Deep words.']);
+    expect(boundNesting('> '.repeat(40) + 'x')).toBe('> '.repeat(MAX_QUOTE_DEPTH) + 'x');
+    expect(boundNesting('\t'.repeat(40) + 'x')).toBe('\t'.repeat(MAX_INDENT_COLUMNS / 4) + 'x');
+  });
+
+  it('keeps a document marked cannot read as its paragraphs of plain text', () => {
+    // Emphasis nested thousands deep overflows marked's stack.
+    const markdown = `# Deep\n\n${'*'.repeat(5_000)}inner words${'*'.repeat(5_000)}\n\nA second paragraph.`;
+    const page = markdownToPage(markdown, 'Deep doc');
+    expect(page.title).toBe('Deep doc');
+    expect(page.blocks.map((b) => b.text)).toEqual(['# Deep', `${'*'.repeat(5_000)}inner words${'*'.repeat(5_000)}`, 'A second paragraph.']);
   });
 
   it('reads long runs of blanks and of `<` in a heading, a list item, a table cell and raw HTML in one pass', () => {

@@ -35,6 +35,21 @@ describe('DocumentParser', () => {
     expect(next.chunks[0]!.text).toContain('Vouchers never expire.');
   });
 
+  it('reads a page fetched from the web in its worker whatever its size', async () => {
+    // A small stored document is read on this thread: done before an abort can stop it.
+    const stored = new AbortController();
+    const small = parser.parse({ kind: 'stored', type: 'markdown', payload: '# Hours\n\nWe open at nine.', title: '' }, stored.signal);
+    stored.abort(new Error('stop'));
+    expect((await small).chunks[0]!.text).toBe('We open at nine.');
+    // A small fetched page goes to the worker: the abort reaches it there.
+    const fetched = new AbortController();
+    const page = parser.parse({ kind: 'fetched', body: Buffer.from('# Hours\n\nWe open at nine.'), contentType: 'text/markdown', url: 'https://help.example.com/hours.md', withLinks: false }, fetched.signal);
+    fetched.abort(new Error('stop'));
+    await expect(page).rejects.toThrow('stop');
+    const read = await parser.parse({ kind: 'fetched', body: Buffer.from('# Hours\n\nWe open at nine.'), contentType: 'text/markdown', url: 'https://help.example.com/hours.md', withLinks: false });
+    expect(read.chunks[0]!.text).toBe('We open at nine.');
+  });
+
   it('gives up on a document when asked to, stopping the worker’s work on it', async () => {
     const controller = new AbortController();
     const pending = parser.parse({ kind: 'stored', type: 'markdown', payload: helpManual(40 * OFF_THREAD_MIN_SIZE), title: '' }, controller.signal);

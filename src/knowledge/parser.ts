@@ -4,9 +4,9 @@ import type { ParseReply } from './parse-worker.js';
 import type { ChunkDraft } from './types.js';
 
 /**
- * Documents at least this large (characters of a payload, bytes of a fetched page) are read in the
- * worker thread. Below it, reading takes a few milliseconds and a round trip to the worker would
- * cost more than it saves.
+ * Stored documents at least this large (characters of a payload) are read in the worker thread.
+ * Below it, reading takes a few milliseconds and a round trip to the worker would cost more than it
+ * saves. Fetched pages are read in the worker whatever their size (DocumentParser.parse).
  */
 export const OFF_THREAD_MIN_SIZE = 64 * 1024;
 /** An idle worker is stopped after this long; the next large document starts a new one. */
@@ -48,7 +48,11 @@ export class DocumentParser {
   /** Reads and chunks a document; `signal` gives up on it (and stops the worker's work on it). */
   async parse(input: DocumentInput, signal?: AbortSignal): Promise<ParsedDocument> {
     signal?.throwIfAborted();
-    if (documentSize(input) < this.offThreadMinSize) return parseDocument(input);
+    // A page fetched from the web is read in the worker whatever its size: its author is not the
+    // project's, and a page made to be slow to read (marked takes the square of a run of emphasis:
+    // 64 KB of "*a" took 2 s) must not hold up answers. Infinity keeps everything on this thread.
+    const fromWeb = input.kind === 'fetched' && this.offThreadMinSize !== Infinity;
+    if (!fromWeb && documentSize(input) < this.offThreadMinSize) return parseDocument(input);
     return this.offThread(input, signal);
   }
 
