@@ -7,7 +7,8 @@
  * For each noun and verb of one word, the other words of its most frequent sense (WordNet lists a
  * word's senses most frequent first), one or two words each; an irregular form (WordNet's
  * exception lists: "bought" for "buy") gets its base word and the base's synonyms. Lines are
- * `word<TAB>synonym|two words|…`, sorted by word.
+ * `word<TAB>synonym|two words|…`, sorted by word; every other word WordNet knows (adjectives and
+ * adverbs, nouns and verbs without synonyms, irregular forms) with nothing after its tab.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +61,17 @@ for (const pos of ['noun', 'verb']) {
     for (const base of bases) {
       add(form!, base);
       for (const synonym of byWord.get(base) ?? []) add(form!, synonym);
+    }
+  }
+}
+
+// Every other word WordNet knows, adjectives and adverbs and their irregular forms too, with no
+// synonyms: search asks whether a word is English before it takes it for a misspelling.
+for (const pos of ['noun', 'verb', 'adj', 'adv']) {
+  for (const file of [`index.${pos}`, `${pos}.exc`]) {
+    for (const line of lines(file)) {
+      const word = line.slice(0, line.indexOf(' '));
+      if (WORD.test(word) && !byWord.has(word)) byWord.set(word, []);
     }
   }
 }

@@ -118,6 +118,14 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     expect(out.results[0]).toMatchObject({ headingPath: ['Server guide', 'Damage'] });
   });
 
+  it('finds the passage a misspelled question asks for, and counts the word as covered', async () => {
+    const found = await search(t.app, projectId, 'it arived brokken');
+    expect(found.results[0].headingPath).toEqual(['Server guide', 'Damage']);
+    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
+    const out = (await tool.execute!({ query: 'Do you delivr to Belgum?' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    expect(out).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
+  });
+
   it("finds the content's word through WordNet for a word no everyday set has", async () => {
     const found = await search(t.app, projectId, 'what about xmas?');
     expect(found.results[0].headingPath).toEqual(['Server guide', 'Holidays']);

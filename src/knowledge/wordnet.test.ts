@@ -1,15 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EMPTY_LEXICON, queryGroups } from './search/lexicon.js';
+import { EMPTY_LEXICON, queryGroups, respelled } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
-import { wordnetSynonyms } from './search/wordnet.js';
+import { stem } from './search/terms.js';
+import { isEnglishWord, wordnetSynonyms } from './search/wordnet.js';
 
 describe('WordNet synonyms', () => {
   it('is a sorted table of words with one- or two-word synonyms, which the lookup relies on', () => {
     const lines = readFileSync(new URL('./search/wordnet-synonyms.txt', import.meta.url), 'utf8').trimEnd().split('\n');
     expect(lines.length).toBeGreaterThan(40_000);
     const word = (line: string) => line.slice(0, line.indexOf('\t'));
-    expect(lines.filter((line) => !/^[a-z]+\t[a-z]+( [a-z]+)?(\|[a-z]+( [a-z]+)?)*$/.test(line))).toEqual([]);
+    expect(lines.filter((line) => !/^[a-z]+\t([a-z]+( [a-z]+)?(\|[a-z]+( [a-z]+)?)*)?$/.test(line))).toEqual([]);
     expect(lines.filter((line, i) => i > 0 && word(line) <= word(lines[i - 1]!))).toEqual([]);
   });
 
@@ -35,5 +36,21 @@ describe('WordNet synonyms', () => {
     expect(queryGroups('package', lexicon, isQueryStopword)).toEqual([[['package'], ['parcel']]]);
     // Synonyms the content does not use are left out.
     expect(queryGroups('mars', lexicon, isQueryStopword)).toEqual([[['mars']]]);
+  });
+
+  it('tells English words, inflected too, from names and misspellings', () => {
+    expect(['password', 'passwords', 'shipped', 'faster', 'quickly', 'teammate', 'bought'].filter((w) => !isEnglishWord(w))).toEqual([]);
+    expect(['pasword', 'recieve', 'litestream', 'pgbouncer', 'bcrypt'].filter(isEnglishWord)).toEqual([]);
+    // An adjective listed without synonyms of its own still finds its verb's ("jumping" → jump).
+    expect(wordnetSynonyms('jumping')).toContainEqual(['leap']);
+  });
+
+  it("reads a misspelling as the content's word one edit away, never a name or an English word", () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['password', 'receive', 'refund', 'scrypt', 'parcel'].map((w) => [stem(w), 2])) };
+    expect(['pasword', 'recieve', 'refnud', 'passsword'].map((w) => respelled(w, lexicon))).toEqual(['password', 'receive', 'refund', 'password']);
+    // Not a first letter ("bcrypt" is no misspelling of "scrypt"), not a word under six letters, not
+    // an English word the content lacks, not two edits away.
+    expect(['bcrypt', 'parcl', 'teammate', 'paswrd'].map((w) => respelled(w, lexicon))).toEqual([null, null, null, null]);
+    expect(queryGroups('pasword reset', lexicon, isQueryStopword)).toEqual([[['pasword'], ['password']], [['reset']]]);
   });
 });

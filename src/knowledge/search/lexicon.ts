@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
 import { synonymsAt } from './synonyms.js';
-import { wordnetSynonyms } from './wordnet.js';
+import { isEnglishWord, wordnetSynonyms } from './wordnet.js';
 import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
 
 /**
@@ -181,8 +181,48 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
     // already finds its passages, and the set's other words would only blur its ranking. A word of
     // no everyday set is looked up in WordNet.
     const others = used(own) ? [] : syn ? syn.others : n === 1 ? wordnetSynonyms(w) : [];
-    const synonyms = others.filter(used);
+    let synonyms = others.filter(used);
+    // A word no one uses, not even English: a misspelling of one the content uses ("pasword").
+    if (n === 1 && synonyms.length === 0 && !used(own)) {
+      const spelled = respelled(w, lexicon);
+      if (spelled) synonyms = [[spelled]];
+    }
     groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...synonyms]);
   }
   return groups;
+}
+
+/** The shortest word spelling correction is tried on: shorter words are one letter from too many others. */
+export const MIN_RESPELLED_LENGTH = 6;
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The content's word a question's word is most likely a misspelling of: a word of at least
+ * MIN_RESPELLED_LENGTH letters that neither the content nor WordNet knows (so not a name or a
+ * word the content lacks: "Litestream", "teammate"), one edit from a word the content uses (a
+ * letter left out, added, changed, or two swapped), never its first letter, which people rarely
+ * get wrong ("bcrypt" is not "scrypt"). Of several, the one the most chunks hold. Null when none.
+ */
+export function respelled(word: string, lexicon: Lexicon): string | null {
+  if (word.length < MIN_RESPELLED_LENGTH || !/^[a-z]+$/.test(word) || isEnglishWord(word)) return null;
+  let best: string | null = null;
+  let bestCount = 0;
+  const consider = (candidate: string) => {
+    const count = lexicon.df.get(stem(candidate)) ?? 0;
+    if (count > bestCount) {
+      best = candidate;
+      bestCount = count;
+    }
+  };
+  for (let i = 1; i <= word.length; i++) {
+    const head = word.slice(0, i);
+    const tail = word.slice(i);
+    if (tail) consider(head + tail.slice(1));
+    if (tail.length > 1) consider(head + tail[1] + tail[0] + tail.slice(2));
+    for (const c of LETTERS) {
+      if (tail && c !== tail[0]) consider(head + c + tail.slice(1));
+      consider(head + c + tail);
+    }
+  }
+  return best;
 }

@@ -7,8 +7,9 @@ import { readFileSync } from 'node:fs';
  * a question's word that the content never uses to one it does ("xmas" → "christmas", "bought" →
  * "purchase"); queryGroups decides when they are used.
  *
- * The table is read on the first lookup and kept as one string with its line offsets (1.4 MB), where
- * a map of its 44,000 entries would cost several times that in objects; a lookup is a binary search.
+ * The table also lists every other word WordNet knows, without synonyms (isEnglishWord). It is read
+ * on the first lookup and kept as one string with its line offsets (1.8 MB), where a map of its
+ * 82,000 entries would cost several times that in objects; a lookup is a binary search.
  */
 let table: { text: string; starts: Uint32Array } | undefined;
 
@@ -27,6 +28,8 @@ const DETACH: Array<[string, string]> = [
   ['s', ''], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y'],
   ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', ''],
 ];
+/** And an adjective's ("faster" → fast, "safest" → safe). */
+const DETACH_ADJECTIVE: Array<[string, string]> = [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']];
 
 /**
  * WordNet's synonyms of a word (lower-case, as the question has it), each a phrase of one or two
@@ -34,18 +37,31 @@ const DETACH: Array<[string, string]> = [
  * A word is not stemmed to look it up: the search's crude stem would take "mars" for "mar".
  */
 export function wordnetSynonyms(word: string): string[][] {
+  // A word listed without synonyms of its own (an adjective: "jumping") may still be a form of one
+  // with some ("jump").
   const own = lookup(word);
-  if (own) return own;
+  if (own?.length) return own;
   const found: string[][] = [];
-  const seen = new Set<string>();
-  for (const [ending, base] of DETACH) {
-    if (!word.endsWith(ending) || word.length - ending.length < 2) continue;
-    const form = word.slice(0, -ending.length) + base;
-    if (seen.has(form)) continue;
-    seen.add(form);
+  for (const form of baseForms(word, DETACH)) {
     for (const phrase of lookup(form) ?? []) if (!found.some((f) => f.join(' ') === phrase.join(' '))) found.push(phrase);
   }
   return found;
+}
+
+/** Whether WordNet knows the word (lower-case), as it is or by one of its base forms. */
+export function isEnglishWord(word: string): boolean {
+  return lookup(word) !== undefined || baseForms(word, [...DETACH, ...DETACH_ADJECTIVE]).some((form) => lookup(form) !== undefined);
+}
+
+/** The base forms morphy would try for a word by the given endings, each once. */
+function baseForms(word: string, rules: Array<[string, string]>): string[] {
+  const forms: string[] = [];
+  for (const [ending, base] of rules) {
+    if (!word.endsWith(ending) || word.length - ending.length < 2) continue;
+    const form = word.slice(0, -ending.length) + base;
+    if (!forms.includes(form)) forms.push(form);
+  }
+  return forms;
 }
 
 function lookup(word: string): string[][] | undefined {
@@ -60,10 +76,8 @@ function lookup(word: string): string[][] | undefined {
     const key = text.slice(start, tab);
     if (key === word) {
       const end = text.indexOf('\n', tab);
-      return text
-        .slice(tab + 1, end === -1 ? undefined : end)
-        .split('|')
-        .map((phrase) => phrase.split(' '));
+      const synonyms = text.slice(tab + 1, end === -1 ? undefined : end);
+      return synonyms === '' ? [] : synonyms.split('|').map((phrase) => phrase.split(' '));
     }
     if (key < word) lo = mid + 1;
     else hi = mid - 1;
