@@ -100,6 +100,12 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     await t.close();
   });
 
+  /** What the search_knowledge tool hands the model for a question (numbers count on within one tool). */
+  const toolFor = () => {
+    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
+    return (query: string) => tool.execute!({ query }, { toolCallId: 'c', messages: [] }) as Promise<KnowledgeToolOutput>;
+  };
+
   it('finds an identifier from its words and a definition from its acronym', async () => {
     const body = await search(t.app, projectId, 'what is the body limit');
     expect(body.results[0].headingPath).toEqual(['Server guide', 'Request size']);
@@ -112,8 +118,7 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
   it("finds the content's word for a customer's everyday one, and the tool counts it as covering the question", async () => {
     const found = await search(t.app, projectId, 'my package came smashed');
     expect(found.results[0].headingPath).toEqual(['Server guide', 'Damage']);
-    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
-    const out = (await tool.execute!({ query: 'my package came smashed' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    const out = await toolFor()('my package came smashed');
     expect(out.found).toBe(true);
     expect(out.results[0]).toMatchObject({ headingPath: ['Server guide', 'Damage'] });
   });
@@ -121,22 +126,19 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
   it('finds the passage a misspelled question asks for, and counts the word as covered', async () => {
     const found = await search(t.app, projectId, 'it arived brokken');
     expect(found.results[0].headingPath).toEqual(['Server guide', 'Damage']);
-    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
-    const out = (await tool.execute!({ query: 'Do you delivr to Belgum?' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    const out = await toolFor()('Do you delivr to Belgum?');
     expect(out).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
   });
 
   it("finds the content's word through WordNet for a word no everyday set has", async () => {
     const found = await search(t.app, projectId, 'what about xmas?');
     expect(found.results[0].headingPath).toEqual(['Server guide', 'Holidays']);
-    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
-    const out = (await tool.execute!({ query: 'what about xmas?' }, { toolCallId: 'c', messages: [] })) as KnowledgeToolOutput;
+    const out = await toolFor()('what about xmas?');
     expect(out).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Holidays'] }] });
   });
 
   it('hands the model only passages that cover the question, and says when nothing does', async () => {
-    const tool = knowledgeTools(t.deps.knowledge.search, projectId)[KNOWLEDGE_TOOL]!;
-    const run = (query: string) => tool.execute!({ query }, { toolCallId: 'c', messages: [] }) as Promise<KnowledgeToolOutput>;
+    const run = toolFor();
     const found = await run('Do you deliver to Belgium?');
     expect(found.found).toBe(true);
     expect(found.results[0]).toMatchObject({ n: 1, headingPath: ['Server guide', 'Delivery'] });
