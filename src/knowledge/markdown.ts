@@ -1,6 +1,7 @@
 import { marked, type Token, type Tokens } from 'marked';
 import { slugify } from './chunk.js';
 import { fragmentBlocks, superscript } from './html-blocks.js';
+import { textToPage } from './plain-text.js';
 import { THEMATIC_BREAK, type Block, type Page } from './types.js';
 
 /** The named character references documentation writes; marked decodes numeric ones itself. */
@@ -60,11 +61,7 @@ function inlineText(tokens: Token[] | undefined): string {
       case 'html': {
         const tag = (token as Tokens.HTML).text;
         if (/^<br\s*\/?>$/i.test(tag)) out += '\n';
-        else if (/^<sup[\s>]/i.test(tag)) sups.push(out.length);
-        else if (/^<\/sup\s*>$/i.test(tag) && sups.length) {
-          const start = sups.pop()!;
-          out = out.slice(0, start) + superscript(out.slice(start));
-        }
+        else out = withSuperscripts(tag, out, sups);
         break;
       }
       case 'link':
@@ -106,6 +103,20 @@ function oneLine(text: string): string {
 }
 
 /**
+ * Text being read tag by tag, `tag` the one just passed: an opening `<sup>` is remembered in `opens`
+ * (where its text starts in `out`), and at its `</sup>` that text is written as a superscript
+ * (`2^31`). Returns `out`, changed or not.
+ */
+function withSuperscripts(tag: string, out: string, opens: number[]): string {
+  if (/^<sup[\s>]/i.test(tag)) opens.push(out.length);
+  else if (/^<\/sup\s*>$/i.test(tag) && opens.length) {
+    const start = opens.pop()!;
+    return out.slice(0, start) + superscript(out.slice(start));
+  }
+  return out;
+}
+
+/**
  * The words of a block of raw HTML: comments go whole (a comment ends only at `-->`, so a
  * `<!-- YAML … 2<sup>31</sup> … -->` history block is no text), then the tags, each from a `<` to
  * the next `>` (a `<sup>` read as a superscript). Found by search rather than with `<[^>]*>`, which scans to the end again from
@@ -121,12 +132,7 @@ function htmlText(html: string): string {
     if (close === -1) break;
     out += text.slice(from, open);
     from = close + 1;
-    const tag = text.slice(open, from);
-    if (/^<sup[\s>]/i.test(tag)) sups.push(out.length);
-    else if (/^<\/sup\s*>$/i.test(tag) && sups.length) {
-      const start = sups.pop()!;
-      out = out.slice(0, start) + superscript(out.slice(start));
-    }
+    out = withSuperscripts(text.slice(open, from), out, sups);
   }
   return decodeEntities(out + text.slice(from)).trim();
 }
@@ -243,8 +249,8 @@ export function boundNesting(markdown: string): string {
 
 /**
  * A Markdown document as structure; the title is the first heading, else `fallbackTitle`. A
- * document marked cannot read (nested emphasis thousands deep overflows its stack) is kept as plain
- * text, its paragraphs as written, rather than lost.
+ * document marked cannot read (nested emphasis thousands deep overflows its stack) is read as plain
+ * text rather than lost.
  */
 export function markdownToPage(markdown: string, fallbackTitle: string, url: string | null = null): Page {
   const blocks: Block[] = [];
@@ -252,8 +258,7 @@ export function markdownToPage(markdown: string, fallbackTitle: string, url: str
     markdownBlocks(marked.lexer(boundNesting(markdown)), blocks);
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
-    const paragraphs = markdown.split(/\n[ \t]*\n/).map((p) => p.trim());
-    return { title: fallbackTitle || 'Untitled', url, blocks: paragraphs.filter(Boolean).map((text) => ({ kind: 'text', text })) };
+    return textToPage(markdown, fallbackTitle, url);
   }
   const first = blocks.find((b) => b.kind === 'heading');
   return { title: fallbackTitle || first?.text || 'Untitled', url, blocks: blocks.filter((b) => b.text !== '') };

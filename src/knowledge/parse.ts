@@ -1,7 +1,8 @@
 import { stripNul, stripNulDeep } from '../lib/nul.js';
 import { chunkPage } from './chunk.js';
-import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage, textToPage } from './extract.js';
+import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage } from './extract.js';
 import { markdownToPage } from './markdown.js';
+import { textToPage } from './plain-text.js';
 import type { ChunkDraft, Page } from './types.js';
 
 /** A document to read: a stored source's payload, or a page fetched by a crawl. */
