@@ -123,12 +123,12 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   // A section marked deprecated ("Stability: 0 - Deprecated: Use fs.stat() or fs.access() instead.")
   // is quoted only when no other passage of its page has something to say: its later chunks, which
   // do not repeat the mark, share its heading path.
-  const deprecated = new Set(scored.filter((s) => DEPRECATED.test(s.hit.text)).map((s) => `${s.hit.sourceId}\u0000${s.hit.headingPath.join('\u0000')}`));
+  const deprecated = new Set(scored.filter((s) => DEPRECATED.test(s.hit.text)).map((s) => sectionOf(s.hit)));
   for (const s of scored) {
     if (s.hit !== lead.hit && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
     const found = bestExcerpt(terms, s.hit.text, procedure);
     if (!found) continue;
-    const excerpt = { ...found, excerpt: named(s.hit.headingPath.at(-1), found.excerpt), deprecated: deprecated.has(`${s.hit.sourceId}\u0000${s.hit.headingPath.join('\u0000')}`) };
+    const excerpt = { ...found, excerpt: named(s.hit.headingPath.at(-1), found.excerpt), deprecated: deprecated.has(sectionOf(s.hit)) };
     const list = bySource.get(s.hit.sourceId) ?? [];
     list.push(excerpt);
     bySource.set(s.hit.sourceId, list);
@@ -146,6 +146,9 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
   return { text: paragraphs.join('\n\n'), sources: cited };
 }
+
+/** A passage's section, as a key: its source and heading path. */
+const sectionOf = (hit: KnowledgeHit) => `${hit.sourceId}\u0000${hit.headingPath.join('\u0000')}`;
 
 /** The mark of a deprecated section in an API reference (Node.js's stability index 0). */
 const DEPRECATED = /\bStability: 0 - Deprecated\b/;
