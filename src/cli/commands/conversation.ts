@@ -84,16 +84,11 @@ async function list(args: string[]): Promise<number> {
         String(c.messageCount),
         c.updatedAt,
         c.endUser?.externalId ?? '-',
-        oneLine(`${c.lastMessageRole === 'ASSISTANT' ? 'agent' : 'user'}: ${c.lastMessagePreview ?? ''}`, 60),
+        flatText(`${c.lastMessageRole === 'ASSISTANT' ? 'agent' : 'user'}: ${c.lastMessagePreview ?? ''}`, 60),
       ]),
     );
   if (page.nextCursor) process.stdout.write(`More: add --cursor ${page.nextCursor}\n`);
   return 0;
-}
-
-function oneLine(text: string, max: number): string {
-  const flat = flatText(text);
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 function printConversation(detail: AdminConversationDetail): void {

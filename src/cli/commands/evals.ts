@@ -93,9 +93,7 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
             r.missingTerms.length ? `missing ${r.missingTerms.map((t) => JSON.stringify(t)).join(', ')}` : '',
             r.outcome === 'error' ? 'failed' : '',
           ].filter(Boolean).join('; ');
-      const flat = flatText(r.question);
-      const question = flat.length > 60 ? `${flat.slice(0, 59)}…` : flat;
-      return [String(i + 1), r.passed ? 'pass' : 'FAIL', r.rank === null ? '-' : String(r.rank), r.outcome, question, why];
+      return [String(i + 1), r.passed ? 'pass' : 'FAIL', r.rank === null ? '-' : String(r.rank), r.outcome, flatText(r.question, 60), why];
     }),
   );
   const m = result.metrics;

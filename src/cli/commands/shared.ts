@@ -100,7 +100,7 @@ const ESCAPE_SEQUENCE =
  * the terminal or reorder what it shows. What is visible stays.
  */
 export function terminalText(text: string): string {
-  return text.replace(ESCAPE_SEQUENCE, '').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '').replace(BIDI_CONTROL, '');
+  return text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, '');
 }
 
 /**
@@ -108,14 +108,20 @@ export function terminalText(text: string): string {
  * override shows the text after it reversed, so a message, a name or an id could read as something
  * else on the operator's screen. Letters of right-to-left scripts are not controls and stay.
  */
-const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const BIDI = '\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+/** Every control character but newline and tab: C0, DEL, C1 and the bidirectional ones. */
+const CONTROL = new RegExp(`[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f${BIDI}]`, 'g');
+/** What JSON.stringify leaves raw of those: DEL, C1 and the bidirectional controls. */
+const RAW_IN_JSON = new RegExp(`[\\u007f-\\u009f${BIDI}]`, 'g');
 
 /**
- * terminalText on one line, white space flattened to single spaces: for table cells and one-line
- * previews. Controls go first, so an escape sequence cannot reach across a line that is joined.
+ * terminalText on one line, white space flattened to single spaces, cut to `max` characters with
+ * "…" when longer: for table cells and one-line previews. Controls go first, so an escape sequence
+ * cannot reach across a line that is joined.
  */
-export function flatText(text: string): string {
-  return terminalText(text).replace(/\s+/g, ' ').trim();
+export function flatText(text: string, max = Infinity): string {
+  const flat = terminalText(text).replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /** Human-readable output that carries stored text: written through terminalText. */
@@ -129,7 +135,7 @@ export function printText(text: string): void {
  * raw: written as \u escapes they still parse to the same value, so the output stays exact JSON.
  */
 export function jsonText(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function printJson(value: unknown): void {
@@ -141,7 +147,7 @@ export function printJson(value: unknown): void {
  * control would drive the terminal, a newline or tab would break the columns.
  */
 export function printTable(headers: string[], rows: string[][]): void {
-  const cells = rows.map((r) => r.map(flatText));
+  const cells = rows.map((r) => r.map((cell) => flatText(cell)));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i].length)));
   const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  ');
   process.stdout.write(`${[line(headers), ...cells.map(line)].join('\n')}\n`);
