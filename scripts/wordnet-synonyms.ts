@@ -27,7 +27,12 @@ if (!dir) {
   process.exit(2);
 }
 
-const lines = (file: string) => readFileSync(join(dir, file), 'latin1').split('\n').filter((line) => line && !line.startsWith('  '));
+/** A database file's records (its license header, indented, left out), each file read once. */
+const read = new Map<string, string[]>();
+const lines = (file: string) => {
+  if (!read.has(file)) read.set(file, readFileSync(join(dir, file), 'latin1').split('\n').filter((line) => line && !line.startsWith('  ')));
+  return read.get(file)!;
+};
 const byWord = new Map<string, string[]>();
 const add = (word: string, synonym: string) => {
   if (synonym === word || !PHRASE.test(synonym)) return;
