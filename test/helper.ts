@@ -117,3 +117,13 @@ export function auth(key: string, extra: Record<string, string> = {}): Record<st
 export function adminAuth(extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${ADMIN_TOKEN}`, ...extra };
 }
+
+/** Sends one user message through the runtime API, as the widget does; the response is the answer stream. */
+export function sendMessage(app: FastifyInstance, publicKey: string, conversationId: string, content: string) {
+  return app.inject({
+    method: 'POST',
+    url: '/api/v1/chat/messages',
+    headers: auth(publicKey),
+    payload: { conversationId, messages: [{ role: 'user', content }] },
+  });
+}

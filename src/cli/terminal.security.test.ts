@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, auth, createTestApp, dialects, sendMessage, type TestApp } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { createProject } from '../projects/projects.js';
 
@@ -35,12 +35,7 @@ describe.each(dialects)('answerdesk CLI prints stored text without terminal cont
     const conv = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(created.publicKey), payload: { endUserExternalId: USER } });
     expect(conv.statusCode).toBe(201);
     conversationId = conv.json().conversationId;
-    const sent = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(created.publicKey),
-      payload: { conversationId, messages: [{ role: 'user', content: HOSTILE }] },
-    });
+    const sent = await sendMessage(t.app, created.publicKey, conversationId, HOSTILE);
     expect(sent.statusCode).toBe(200);
     const messages = await db.store.db.selectFrom('messages').select(['id', 'role', 'content']).where('conversation_id', '=', conversationId).orderBy('seq').execute();
     // Stored as sent: the text is made safe where it is printed, not changed on the way in.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
-import { auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { auth, createProject, createTestApp, dialects, sendMessage, type TestApp } from '../../test/helper.js';
 import { addSource, search, serveSite } from '../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { DONT_KNOW } from '../agent/builtin/knowledge.js';
@@ -145,12 +145,7 @@ describe.each(dialects)('cited answers from knowledge ($name)', (dialect) => {
   async function ask(p: CreatedProject, question: string) {
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
     const conversationId = created.json().conversationId as string;
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(p.publicKey),
-      payload: { conversationId, messages: [{ role: 'user', content: question }] },
-    });
+    const res = await sendMessage(t.app, p.publicKey, conversationId, question);
     expect(res.statusCode).toBe(200);
     const answer = await parseAnswer(res.body);
     const stored = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(p.publicKey) });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { adminAuth, auth, createProject, createTestApp, dialects, sendMessage, type TestApp } from '../../../test/helper.js';
 import { addSource } from '../../../test/support/knowledge.js';
 import { parseAnswer } from '../../../test/ui-stream.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../knowledge/jobs.js';
@@ -31,12 +31,7 @@ describe.each(dialects)('answer outcomes ($name)', (dialect) => {
   });
 
   async function ask(conversationId: string, question: string) {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(p.publicKey),
-      payload: { conversationId, messages: [{ role: 'user', content: question }] },
-    });
+    const res = await sendMessage(t.app, p.publicKey, conversationId, question);
     expect(res.statusCode).toBe(200);
     return parseAnswer(res.body);
   }

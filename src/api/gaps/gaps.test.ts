@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
+import { adminAuth, auth, createProject, createTestApp, dialects, sendMessage, type TestApp } from '../../../test/helper.js';
 import { addSource, waitForSource } from '../../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../../test/ui-stream.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../knowledge/jobs.js';
@@ -39,12 +39,7 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
   async function ask(question: string) {
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
     const conversationId = created.json().conversationId as string;
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(p.publicKey),
-      payload: { conversationId, messages: [{ role: 'user', content: question }] },
-    });
+    const res = await sendMessage(t.app, p.publicKey, conversationId, question);
     expect(res.statusCode).toBe(200);
     const answer = await parseAnswer(res.body);
     const messages = await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq').execute();
