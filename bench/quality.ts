@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readUIMessageStream } from 'ai';
@@ -19,7 +19,10 @@ import { openBench, waitAllReady } from './store.js';
  * the real answer loop (streamAnswer: tools, sources, stored outcome), on SQLite and, when
  * BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a PostgreSQL server, on PostgreSQL. Prints the
  * metrics of issue 13 per database, per set and split; `test` is the split to report, `dev` the one
- * to look at while changing things. BENCH_QUALITY_SETS=shop,postgres limits the sets.
+ * to look at while changing things. BENCH_QUALITY_SETS=shop,postgres limits the sets;
+ * BENCH_QUALITY_OUT=FILE writes each dev case's outcome (one JSON line each, to FILE.sqlite and
+ * FILE.postgres) so that two runs can be compared case by case; like the verbose listing, never the
+ * test cases.
  */
 
 const ROOT = fileURLToPath(new URL('../test/quality/', import.meta.url));
@@ -146,6 +149,7 @@ export async function run(): Promise<void> {
   if (!pgUrl) console.log('PostgreSQL skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to include it.');
   const names = (process.env.BENCH_QUALITY_SETS ?? Object.keys(SETS).join(',')).split(',').filter((n) => SETS[n]);
   const verbose = process.env.BENCH_QUALITY_VERBOSE === '1';
+  const out = process.env.BENCH_QUALITY_OUT;
 
   for (const [kind, url] of targets) {
     const bench = await openBench(kind, url, { ANSWERDESK_EMBEDDING_MODEL: undefined });
@@ -162,6 +166,10 @@ export async function run(): Promise<void> {
             console.log(`${ok ? ' ' : '✗'} ${r.c.id} [${r.outcome}] rank=${r.rank} cited=${r.cited.join(',')} :: ${r.c.question}\n    → ${r.text.slice(0, 240).replace(/\n/g, ' ')}\n    ? ${r.why}`);
           }
         }
+      }
+      if (out) {
+        const line = (r: Outcome) => JSON.stringify({ id: r.c.id, split: r.c.split, answerable: r.c.answerable, hard: r.c.hard, rank: r.rank, outcome: r.outcome, cited: r.cited, expected: r.c.expectedSources ?? [], mustContain: r.c.mustContain ?? [], question: r.c.question, text: r.text, why: r.why });
+        writeFileSync(`${out}.${kind}`, all.filter((r) => r.c.split === 'dev').map(line).join('\n') + '\n');
       }
       columns['all dev'] = metrics(all.filter((r) => r.c.split === 'dev'));
       columns['all test'] = metrics(all.filter((r) => r.c.split === 'test'));

@@ -100,6 +100,12 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
     expect(poBox.text).toContain('Netherlands');
     expect(poBox.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
 
+    // "How long…" is answered with the sentence that says how long, not the first one about returns.
+    const returns = await ask('How long do I have to return something?');
+    expect(returns.outcome).toBe('answered');
+    expect(returns.text).toContain('30 days');
+    expect(returns.cited).toContain('Returns policy');
+
     for (const question of ['Do you ship to Mars?', 'Can I pay with Bitcoin?']) {
       const answer = await ask(question);
       expect(answer.outcome, question).toBe('declined');

@@ -98,6 +98,20 @@ describe('builtin knowledge answers', () => {
     expect([asksHow('How can we export a table?'), asksHow('how to reset it'), asksHow('How long do I have?'), asksHow('How many workers run?')]).toEqual([true, true, false, false]);
   });
 
+  it('quotes the sentence that states the kind of fact asked for ("how long…", "the default…")', () => {
+    const text =
+      'Register the return from your account before you send anything back. You have 30 days from the day you receive your order to register a return. Items must be unused.';
+    const terms = [{ forms: [['return']], weight: 1.3 }];
+    expect(answerFromHits('How long do I have to return something?', [hit(text)], terms).text).toBe(
+      'You have 30 days from the day you receive your order to register a return. [1]',
+    );
+    // Without a question of that kind, the first sentence to cover the question still leads.
+    expect(answerFromHits('Can I return something?', [hit(text)], terms).text).toMatch(/^Register the return from your account/);
+    const settings = 'Shared buffers should be sized with care on a busy server, as the next section explains. The shared buffers default is typically 128 megabytes (128MB).';
+    const shared = [{ forms: [['shar', 'buffer']], weight: 3 }];
+    expect(answerFromHits('default value of shared buffers', [hit(settings)], shared).text).toMatch(/^The shared buffers default is typically 128 megabytes/);
+  });
+
   it('reads an SQL comment as code, not as prose whose dashes are a list bullet', () => {
     const text = [
       'FTS5 returns rows in an arbitrary order unless the query sorts them.',

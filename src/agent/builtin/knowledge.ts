@@ -3,6 +3,7 @@ import { HANDOFF_TOOL } from '../handoff-tool.js';
 import { THEMATIC_BREAK, type KnowledgeHit } from '../../knowledge/types.js';
 import { distinctSources, readHits, type CitedSource } from '../sources.js';
 import { isActionTool } from './actions.js';
+import { statesFact, wantedFact, type Fact } from './fact.js';
 import { clip, humanize, keywords, sentenceLines, type Sentence } from './text.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -17,6 +18,11 @@ const MAX_PASSAGES = 2;
 const SECOND_PASSAGE_SHARE = 0.9;
 /** Characters taken from one passage. */
 const MAX_PASSAGE_CHARS = 480;
+/**
+ * What stating the kind of fact the question asks for ("how long…": a length of time) adds to a
+ * sentence's coverage of the question (0..1), when the sentence names any of its terms.
+ */
+const FACT_BONUS = 0.25;
 
 export const DONT_KNOW =
   "I'm sorry, I couldn't find anything about that in our help content, so I'd rather not guess. " +
@@ -116,6 +122,7 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
 
   const lead = scored[0]!;
   const procedure = asksHow(question);
+  const fact = wantedFact(question);
   // Each source once, in the order the search ranked it; a source's passages (chunks) compete on
   // the sentence they would quote, since the first chunk of a page to hold the question's words is
   // often not the one whose sentence answers it.
@@ -126,7 +133,7 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   const deprecated = new Set(scored.filter((s) => DEPRECATED.test(s.hit.text)).map((s) => sectionOf(s.hit)));
   for (const s of scored) {
     if (s.hit !== lead.hit && s.coverage < lead.coverage * SECOND_PASSAGE_SHARE) continue;
-    const found = bestExcerpt(terms, s.hit.text, procedure);
+    const found = bestExcerpt(terms, s.hit.text, procedure, fact);
     if (!found) continue;
     const excerpt = { ...found, excerpt: named(s.hit.headingPath.at(-1), found.excerpt), deprecated: deprecated.has(sectionOf(s.hit)) };
     const list = bySource.get(s.hit.sourceId) ?? [];
@@ -263,7 +270,8 @@ function joined(list: Sentence[], i: number, ownLine: boolean): string {
 }
 
 /**
- * The sentence that covers the question best (its terms weighed by rarity), with the sentences
+ * The sentence that covers the question best (its terms weighed by rarity; one that states the kind
+ * of fact the question asks for, such as a length of time for "how long…", counts FACT_BONUS more), with the sentences
  * that follow it while they fit: the answer to "how do I…" usually continues after the sentence
  * that names the topic; a step of a numbered procedure is quoted with the steps before it, and a
  * table row alone, its values named by their columns. Prose wins over code, commands and table
@@ -273,7 +281,7 @@ function joined(list: Sentence[], i: number, ownLine: boolean): string {
  * introduces is quoted with it when it fits, else the excerpt stops before it. Null when the
  * passage has nothing to quote.
  */
-function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): { excerpt: string; score: number } | null {
+function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fact: Fact | null = null): { excerpt: string; score: number } | null {
   const list = sentenceLines(text);
   if (list.length === 0) return null;
   const prose = list.map((s) => (s.row || (!looksLikeCode(s.text) && !looksLikeTableRow(s.text))) && (s.step || keywords(s.text).length >= 3));
@@ -282,7 +290,8 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean): {
   let bestScore = -1;
   list.forEach((s, i) => {
     if (!prose[i]) return;
-    const score = weightedCoverage(terms, new Set(keywords(s.text)));
+    const covered = weightedCoverage(terms, new Set(keywords(s.text)));
+    const score = covered + (fact && covered > 0 && statesFact(fact, s.text) ? FACT_BONUS : 0);
     if (score > bestScore) {
       best = i;
       bestScore = score;
