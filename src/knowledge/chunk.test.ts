@@ -48,6 +48,21 @@ describe('chunkPage', () => {
     ]);
   });
 
+  it('numbers a repeated heading as GitHub does, `-1`, `-2`, never taking an anchor that is already used', () => {
+    const section = (heading: string, what: string) => `## ${heading}\n\nThe ${what} example.`;
+    const markdown = ['# Guide', section('Example', 'first'), section('Example', 'second'), section('Example 1', 'numbered'), section('Example', 'third')].join('\n\n');
+    const url = 'https://docs.example/guide.md';
+    expect(chunkPage(markdownToPage(markdown, '', url)).map((c) => c.url)).toEqual([
+      `${url}#example`,
+      `${url}#example-1`,
+      // "Example 1" is slugged example-1, taken by the second "Example": github-slugger numbers it in turn.
+      `${url}#example-1-1`,
+      `${url}#example-2`,
+    ]);
+    // Each document starts afresh: the numbering is per document.
+    expect(chunkPage(markdownToPage(section('Example', 'only'), '', url)).map((c) => c.url)).toEqual([`${url}#example`]);
+  });
+
   it("reads a paragraph's line breaks as Markdown renders them, a long run of blanks included", () => {
     // No line break ends this run: a pattern that starts with a run of blanks is tried from each of
     // them, which took half a minute for this paragraph before the line breaks were read in one pass.

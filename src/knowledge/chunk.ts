@@ -11,20 +11,6 @@ export interface ChunkOptions {
 
 export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { maxChars: 1200, overlapChars: 200, maxTableChars: 2400 };
 
-/**
- * The anchor GitHub gives a heading (github-slugger's rule, which other Markdown renderers follow):
- * lower case, punctuation and symbols removed but `-` and `_` (connector punctuation) kept, as are
- * letters, combining marks and digits, then each space a `-`: `fs_readFile(path[, options])` →
- * `fs_readfilepath-options`.
- */
-export function slugify(text: string): string {
-  return text
-    .toLowerCase()
-    .trim()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\s-]/gu, '')
-    .replace(/\s/g, '-');
-}
-
 /** Splits text at sentence ends into pieces of at most `max` characters (a longer sentence is cut at words). */
 function splitText(text: string, max: number): string[] {
   const sentences = text.match(/[^.!?\n]+(?:[.!?]+["')\]]*|\n+|$)\s*/g) ?? [text];

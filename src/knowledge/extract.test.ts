@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
-import { htmlToPage, MAX_HTML_DEPTH } from './extract.js';
+import { faqToPage, htmlToPage, MAX_HTML_DEPTH } from './extract.js';
 
 const page = (body: string) => htmlToPage(`<html><head><title>Manual</title></head><body>${body}</body></html>`, null);
 const texts = (body: string) => page(body).blocks.filter((b) => b.kind !== 'heading').map((b) => b.text);
@@ -137,5 +137,33 @@ describe('htmlToPage', () => {
     const body = `<div><h1>1. Overview</h1>${para('adds a database file').repeat(2)}<h1>2. Details</h1>${para('names the file').repeat(2)}</div>`;
     const chunks = chunkPage(page(body));
     expect(chunks.map((c) => c.headingPath)).toEqual([['1. Overview'], ['2. Details']]);
+  });
+
+  it('numbers repeated headings as GitHub does, keeping a heading’s own id and never handing it out again', () => {
+    const url = 'https://shop.example/help/returns';
+    const section = (heading: string, what: string) => `${heading}<p>The ${what} section.</p>`;
+    // The h1 in the header is put back first: it takes `returns`, the h2 that follows gets the suffix.
+    const html =
+      `<html><head><title>Returns</title></head><body><header><h1>Returns!</h1></header><main>${section('<h2>Returns</h2>', 'first')}` +
+      `${section('<h3>Example</h3>', 'generated')}${section('<h3 id="example">Example</h3>', 'own id')}${section('<h3>Example</h3>', 'third')}` +
+      `${section('<h3 id="faq">Example</h3>', 'other id')}</main></body></html>`;
+    expect(chunkPage(htmlToPage(html, url)).map((c) => c.url!.split('#')[1])).toEqual([
+      'returns-1',
+      // The page's own `#example` belongs to the second Example wherever it stands: the first is numbered.
+      'example-1',
+      'example',
+      'example-2',
+      'faq',
+    ]);
+  });
+});
+
+describe('faqToPage', () => {
+  it('links each question by its anchor, a repeated question numbered as GitHub numbers a heading', () => {
+    const items = [
+      { question: 'Do you ship abroad?', answer: 'Yes, to the EU.' },
+      { question: 'Do you ship abroad?', answer: 'Also to Norway and Switzerland.' },
+    ];
+    expect(chunkPage(faqToPage(items, 'Shipping FAQ')).map((c) => c.url)).toEqual(['#do-you-ship-abroad', '#do-you-ship-abroad-1']);
   });
 });

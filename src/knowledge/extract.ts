@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { extractText, getDocumentProxy } from 'unpdf';
-import { slugify } from './chunk.js';
+import { anchorHeadings } from './anchors.js';
 import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize } from './html-blocks.js';
 import { markdownToPage } from './markdown.js';
 import { textToPage } from './plain-text.js';
@@ -77,9 +77,9 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     // Readability removes the h1 that repeats the page title, and a header can hold it: put it back
     // so chunks keep the page's top heading in their path and its anchor. An h1 Readability made an
     // h2 (it does so with every h1 it keeps) is still there and is not repeated.
-    blocks.unshift({ kind: 'heading', level: 1, text: h1Text, anchor: h1!.getAttribute('id') || slugify(h1Text) });
+    blocks.unshift({ kind: 'heading', level: 1, text: h1Text, anchor: h1!.getAttribute('id') || undefined });
   }
-  return { title, url, blocks };
+  return { title, url, blocks: anchorHeadings(blocks) };
 }
 
 /** The links of an HTML page, absolute, without fragments. */
@@ -117,10 +117,10 @@ export async function pdfToPage(data: Uint8Array, title: string, url: string | n
 export function faqToPage(items: Array<{ question: string; answer: string }>, title: string): Page {
   const blocks: Block[] = [];
   for (const item of items) {
-    blocks.push({ kind: 'heading', level: 2, text: item.question.trim(), anchor: slugify(item.question) });
+    blocks.push({ kind: 'heading', level: 2, text: item.question.trim() });
     blocks.push(...textToPage(item.answer, title).blocks);
   }
-  return { title: title || 'FAQ', url: null, blocks };
+  return { title: title || 'FAQ', url: null, blocks: anchorHeadings(blocks) };
 }
 
 /** Picks the extractor from a content type (or a file name) and returns the page. */

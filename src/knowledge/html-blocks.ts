@@ -1,5 +1,4 @@
 import { parseHTML } from 'linkedom';
-import { slugify } from './chunk.js';
 import { THEMATIC_BREAK, type Block } from './types.js';
 
 /*
@@ -203,7 +202,8 @@ export function domBlocks(node: Element, out: Block[]): void {
     } else if (/^h[1-6]$/.test(tag)) {
       flushLoose();
       const text = oneLine(el);
-      if (text) out.push({ kind: 'heading', level: Number(tag[1]), text, anchor: el.getAttribute('id') || slugify(text) });
+      // A heading's own id is its anchor; the others get theirs once the page is whole (anchorHeadings).
+      if (text) out.push({ kind: 'heading', level: Number(tag[1]), text, anchor: el.getAttribute('id') || undefined });
     } else if (tag === 'p') {
       flushLoose();
       const text = paragraph(textOf(el));

@@ -1,5 +1,5 @@
 import { marked, type Token, type Tokens } from 'marked';
-import { slugify } from './chunk.js';
+import { anchorHeadings } from './anchors.js';
 import { fragmentBlocks, superscript } from './html-blocks.js';
 import { textToPage } from './plain-text.js';
 import { THEMATIC_BREAK, type Block, type Page } from './types.js';
@@ -171,7 +171,7 @@ function markdownBlocks(tokens: Token[], out: Block[]): void {
       case 'heading': {
         const heading = token as Tokens.Heading;
         const text = oneLine(inlineText(heading.tokens));
-        out.push({ kind: 'heading', level: heading.depth, text, anchor: slugify(text) });
+        out.push({ kind: 'heading', level: heading.depth, text });
         break;
       }
       case 'paragraph':
@@ -261,5 +261,5 @@ export function markdownToPage(markdown: string, fallbackTitle: string, url: str
     return textToPage(markdown, fallbackTitle, url);
   }
   const first = blocks.find((b) => b.kind === 'heading');
-  return { title: fallbackTitle || first?.text || 'Untitled', url, blocks: blocks.filter((b) => b.text !== '') };
+  return { title: fallbackTitle || first?.text || 'Untitled', url, blocks: anchorHeadings(blocks.filter((b) => b.text !== '')) };
 }

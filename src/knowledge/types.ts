@@ -14,6 +14,10 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 
 /** One structural element of a page, in reading order. */
 export type Block =
+  /**
+   * `anchor` is the heading's fragment in the page's URL: its own (an HTML `id`, a PDF page) or,
+   * once the page is read, the one GitHub would give it (anchors.ts).
+   */
   | { kind: 'heading'; level: number; text: string; anchor?: string }
   | { kind: 'text' | 'list' | 'table' | 'code'; text: string }
   /**

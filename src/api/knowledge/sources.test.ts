@@ -32,6 +32,18 @@ Refunds are issued to the original payment method within 14 days of the return a
 | --- | --- |
 | Monthly | 1st of the month |
 | Yearly | Signup anniversary |
+
+### Example
+
+A yearly plan bought on 3 March is billed every 3 March.
+
+## Payment methods
+
+Cards and bank transfers are accepted.
+
+### Example
+
+A card payment is charged on the day of the order.
 `;
 
 describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
@@ -114,6 +126,12 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     const refunds = rows.find((r) => r.text.includes('Refunds are issued'))!;
     expect(JSON.parse(refunds.heading_path)).toEqual(['Billing guide', 'Refunds']);
     expect(refunds.url).toBe('#refunds');
+    // Two sections of one name link apart, as GitHub numbers them.
+    const examples = rows.filter((r) => JSON.parse(r.heading_path).at(-1) === 'Example');
+    expect(examples.map((r) => [JSON.parse(r.heading_path), r.url])).toEqual([
+      [['Billing guide', 'Invoices', 'Example'], '#example'],
+      [['Billing guide', 'Payment methods', 'Example'], '#example-1'],
+    ]);
     const table = rows.find((r) => r.text.includes('Monthly'))!;
     expect(table.text).toContain('| Yearly | Signup anniversary |');
     const { results } = await search(t.app, projectId, 'when do I get my refund');
