@@ -106,6 +106,18 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
     expect(returns.text).toContain('30 days');
     expect(returns.cited).toContain('Returns policy');
 
+    // People write to a chat with greetings, thanks and context around the question: the answer
+    // covers what they ask, not their courtesies or their context.
+    const polite = await ask('Hi there! Quick question: do you deliver to PO boxes? Thanks in advance,\nTom');
+    expect(polite.outcome).toBe('answered');
+    expect(polite.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
+    const withContext = await ask("I'm sending a birthday present to my sister in Antwerp. Do you deliver to PO boxes?");
+    expect(withContext.outcome).toBe('answered');
+    expect(withContext.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
+    const politeMars = await ask('Hello team, hope you are well. Do you ship to Mars? Many thanks!');
+    expect(politeMars.outcome).toBe('declined');
+    expect(politeMars.cited).toEqual([]);
+
     for (const question of ['Do you ship to Mars?', 'Can I pay with Bitcoin?']) {
       const answer = await ask(question);
       expect(answer.outcome, question).toBe('declined');

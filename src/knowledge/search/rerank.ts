@@ -142,10 +142,20 @@ export function bm25f(terms: ChunkTerms, stemmed: TermGroup[], weights: number[]
  * close together in the text (phrase proximity). Scores are replaced by the combined one; every
  * hit carries its coverage.
  */
-export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexicon, cache?: Map<string, ChunkTerms>, text: 'bm25' | 'given' = 'bm25'): AssessedHit[] {
+export function rerank(
+  hits: KnowledgeHit[],
+  groups: TermGroup[],
+  lexicon: Lexicon,
+  cache?: Map<string, ChunkTerms>,
+  text: 'bm25' | 'given' = 'bm25',
+  asked: boolean[] = [],
+): AssessedHit[] {
   if (hits.length === 0) return [];
   const weights = groups.map((g) => groupWeight(lexicon, g));
   const total = weights.reduce((s, w) => s + w, 0) || 1;
+  // The coverage the agent decides from counts the groups the question asks about (askedGroups).
+  const askedWeights = weights.map((w, i) => (asked[i] === false ? 0 : w));
+  const askedTotal = askedWeights.reduce((s, w) => s + w, 0) || 1;
   const analysed = hits.map((hit) => chunkTerms(hit, cache));
   // A lexicon learned before any content arrived has no average: the candidates' own stands in.
   const avgLength = lexicon.avgLength || analysed.reduce((s, t) => s + t.length, 0) / analysed.length;
@@ -155,9 +165,13 @@ export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexic
   const results = hits.map((hit, index) => {
     const { head, all, at } = analysed[index]!;
     let cover = 0;
+    let askedCover = 0;
     let headCover = 0;
     stemmed.forEach((g, i) => {
-      if (holds(all, g)) cover += weights[i]!;
+      if (holds(all, g)) {
+        cover += weights[i]!;
+        askedCover += askedWeights[i]!;
+      }
       if (holds(head, g)) headCover += weights[i]!;
     });
     let pairs = 0;
@@ -168,9 +182,8 @@ export function rerank(hits: KnowledgeHit[], groups: TermGroup[], lexicon: Lexic
       pairs++;
       if (a && b && distance(a, b) <= 3) near++;
     }
-    const coverage = cover / total;
-    const score = W_TEXT * (textScores[index]! / top) + W_COVER * coverage + W_HEAD * (headCover / total) + W_NEAR * (pairs ? near / pairs : 0);
-    return { ...hit, coverage: Number(coverage.toFixed(3)), score: Number(score.toFixed(6)) };
+    const score = W_TEXT * (textScores[index]! / top) + W_COVER * (cover / total) + W_HEAD * (headCover / total) + W_NEAR * (pairs ? near / pairs : 0);
+    return { ...hit, coverage: Number((askedCover / askedTotal).toFixed(3)), score: Number(score.toFixed(6)) };
   });
   // A stable sort: ties keep the database's order. The scores themselves owe nothing to that order,
   // so they are the same whatever else the database holds.
