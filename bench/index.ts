@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run(): Promise<void> }>> = {
   agent: () => import('./agent.js'),
   knowledge: () => import('./knowledge.js'),
   quality: () => import('./quality.js'),
+  reading: () => import('./reading.js'),
   webhooks: () => import('./webhooks.js'),
 };
 
