@@ -91,6 +91,8 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     config,
     async close() {
       await app.close();
+      // Most documents are read in the parser's worker thread: it ends with the app, not 30 s later.
+      await deps.knowledge.parser.close();
       await limiter.close();
       await events.close();
       if (options.store) return;

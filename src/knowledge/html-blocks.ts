@@ -247,7 +247,8 @@ export function domBlocks(node: Element, out: Block[]): void {
  * Deepest nesting of elements an HTML page may have. Real pages stay far below it (a few dozen
  * levels); Readability's cost grows faster than the square of the depth (a page of 2,000 nested
  * divs, 20 KB, took over a minute) and the block walk recurses, so a deeper page is refused rather
- * than read: on the main thread, where small pages are read, it would stall the node.
+ * than read: the parser has one worker thread, and every document queued behind such a page would
+ * wait.
  */
 export const MAX_HTML_DEPTH = 256;
 

@@ -21,7 +21,7 @@ export interface Progress {
 export interface IngestContext {
   db: Kysely<Database>;
   embedder: Embedder | null;
-  /** Reads documents and pages into chunks (large ones off the main thread). */
+  /** Reads documents and pages into chunks (all but small plain text and FAQs off the main thread). */
   parser: DocumentParser;
   fetch: FetchContext;
   /** Called after each page is stored, within a long page after each batch of chunks, and when the page total becomes known. */

@@ -222,7 +222,7 @@ function markdownBlocks(tokens: Token[], out: Block[]): void {
  * next multiple of 4). Real documents stay far below; marked nests one call per level and costs
  * about the cube of the depth (a 64 KB list 250 levels deep held the thread for half a second, 800
  * levels 8.6 s) and overflows the stack on some thousands of `>`. A crawled site can serve such a
- * page, and small ones are read on the main thread.
+ * page; read in the worker thread, it would still hold up the documents queued behind it.
  */
 export const MAX_QUOTE_DEPTH = 16;
 export const MAX_INDENT_COLUMNS = 64;

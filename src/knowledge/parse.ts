@@ -32,7 +32,7 @@ export interface ParsedDocument {
   links: string[];
 }
 
-/** How much there is to read: what decides whether reading happens off the main thread. */
+/** How much there is to read: what decides whether plain text and FAQs are read off the main thread. */
 export function documentSize(input: DocumentInput): number {
   return input.kind === 'stored' ? input.payload.length : input.body.byteLength;
 }
@@ -57,8 +57,8 @@ async function toPage(input: DocumentInput): Promise<Page> {
 /**
  * Reads a document into its structure and cuts it into chunks (the CPU-heavy part of ingestion:
  * Markdown lexing, HTML parsing with Readability, PDF text extraction, chunking). U+0000 is dropped
- * from everything it returns: documents may hold it and PostgreSQL cannot store it. Runs on the main
- * thread for small documents and in the parser's worker thread for large ones (see parser.ts).
+ * from everything it returns: documents may hold it and PostgreSQL cannot store it. Runs in the
+ * parser's worker thread, or on the main thread for small plain text and FAQs (see parser.ts).
  */
 export async function parseDocument(input: DocumentInput): Promise<ParsedDocument> {
   const page = await toPage(input);

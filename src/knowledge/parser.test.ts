@@ -35,17 +35,32 @@ describe('DocumentParser', () => {
     expect(next.chunks[0]!.text).toContain('Vouchers never expire.');
   });
 
-  it('reads a page fetched from the web in its worker whatever its size', async () => {
-    // A small stored document is read on this thread: done before an abort can stop it.
-    const stored = new AbortController();
-    const small = parser.parse({ kind: 'stored', type: 'markdown', payload: '# Hours\n\nWe open at nine.', title: '' }, stored.signal);
-    stored.abort(new Error('stop'));
-    expect((await small).chunks[0]!.text).toBe('We open at nine.');
-    // A small fetched page goes to the worker: the abort reaches it there.
-    const fetched = new AbortController();
-    const page = parser.parse({ kind: 'fetched', body: Buffer.from('# Hours\n\nWe open at nine.'), contentType: 'text/markdown', url: 'https://help.example.com/hours.md', withLinks: false }, fetched.signal);
-    fetched.abort(new Error('stop'));
-    await expect(page).rejects.toThrow('stop');
+  it('reads small plain text and FAQs in place, and Markdown, HTML, PDF and fetched pages in its worker whatever their size', async () => {
+    // Read on this thread: done before an abort can stop it.
+    const inPlace: Array<Extract<DocumentInput, { kind: 'stored' }>> = [
+      { kind: 'stored', type: 'text', payload: 'We open at nine.', title: 'Hours' },
+      { kind: 'stored', type: 'faq', payload: JSON.stringify([{ question: 'When do you open?', answer: 'We open at nine.' }]), title: 'FAQ' },
+    ];
+    for (const input of inPlace) {
+      const controller = new AbortController();
+      const read = parser.parse(input, controller.signal);
+      controller.abort(new Error('stop'));
+      expect((await read).chunks[0]!.text, input.type).toContain('We open at nine.');
+    }
+    // Read in the worker: the abort reaches them there. The run of emphasis just under
+    // OFF_THREAD_MIN_SIZE is made to be slow: marked takes about the square of its length, over a
+    // second on this thread.
+    const offThread: DocumentInput[] = [
+      { kind: 'fetched', body: Buffer.from('# Hours\n\nWe open at nine.'), contentType: 'text/markdown', url: 'https://help.example.com/hours.md', withLinks: false },
+      { kind: 'stored', type: 'markdown', payload: '# Hours\n\nWe open at nine.', title: '' },
+      { kind: 'stored', type: 'markdown', payload: '*a'.repeat(OFF_THREAD_MIN_SIZE / 2 - 1), title: 'Emphasis' },
+      { kind: 'stored', type: 'html', payload: '<h1>Hours</h1><p>We open at nine.</p>', title: '' },
+      { kind: 'stored', type: 'pdf', payload: makePdf([['We open at nine.']]).toString('base64'), title: 'Hours' },
+    ];
+    const controller = new AbortController();
+    const reads = offThread.map((input) => parser.parse(input, controller.signal).then(() => 'read', (err: Error) => err.message));
+    controller.abort(new Error('stop'));
+    expect(await Promise.all(reads)).toEqual(offThread.map(() => 'stop'));
     const read = await parser.parse({ kind: 'fetched', body: Buffer.from('# Hours\n\nWe open at nine.'), contentType: 'text/markdown', url: 'https://help.example.com/hours.md', withLinks: false });
     expect(read.chunks[0]!.text).toBe('We open at nine.');
   });

@@ -4,16 +4,16 @@ import type { ParseReply } from './parse-worker.js';
 import type { ChunkDraft } from './types.js';
 
 /**
- * Stored documents at least this large (characters of a payload) are read in the worker thread.
- * Below it, reading takes a few milliseconds and a round trip to the worker would cost more than it
- * saves. Fetched pages are read in the worker whatever their size (DocumentParser.parse).
+ * Plain text and FAQ documents at least this large (characters of a payload) are read in the worker
+ * thread, smaller ones in place. Markdown, HTML and PDF documents and fetched pages are read in the
+ * worker whatever their size (DocumentParser.parse).
  */
 export const OFF_THREAD_MIN_SIZE = 64 * 1024;
-/** An idle worker is stopped after this long; the next large document starts a new one. */
+/** An idle worker is stopped after this long; the next document read off the main thread starts a new one. */
 const IDLE_MS = 30_000;
 
 export interface DocumentParserOptions {
-  /** Size from which a document is read off the main thread (Infinity: never). */
+  /** Size from which plain text and FAQs are read off the main thread (Infinity: nothing is). */
   offThreadMinSize?: number;
   idleMs?: number;
 }
@@ -25,12 +25,12 @@ interface Pending {
 }
 
 /**
- * Reads documents for ingestion without holding up the event loop: a large one (a 19 MB Markdown
- * manual took seconds to lex) is parsed and chunked in a worker thread, so health checks and
- * answers go on meanwhile; the chunks come back in batches, each deserialized in a few
- * milliseconds. One worker, started on first use and stopped when idle; it does not keep the
- * process alive unless it is working. A worker that dies fails the documents it held, not the
- * process.
+ * Reads documents for ingestion without holding up the event loop: a document whose reading can
+ * take long (a 19 MB Markdown manual took seconds to lex, 64 KB of `_a` took 6 s) is parsed and
+ * chunked in a worker thread, so health checks and answers go on meanwhile; the chunks come back in
+ * batches, each deserialized in a few milliseconds. One worker, started on first use and stopped
+ * when idle; it does not keep the process alive unless it is working. A worker that dies fails the
+ * documents it held, not the process.
  */
 export class DocumentParser {
   private worker: Worker | null = null;
@@ -48,12 +48,25 @@ export class DocumentParser {
   /** Reads and chunks a document; `signal` gives up on it (and stops the worker's work on it). */
   async parse(input: DocumentInput, signal?: AbortSignal): Promise<ParsedDocument> {
     signal?.throwIfAborted();
-    // A page fetched from the web is read in the worker whatever its size: its author is not the
-    // project's, and a page made to be slow to read (marked takes the square of a run of emphasis:
-    // 64 KB of "*a" took 2 s) must not hold up answers. Infinity keeps everything on this thread.
-    const fromWeb = input.kind === 'fetched' && this.offThreadMinSize !== Infinity;
-    if (!fromWeb && documentSize(input) < this.offThreadMinSize) return parseDocument(input);
+    if (this.readsInPlace(input)) return parseDocument(input);
     return this.offThread(input, signal);
+  }
+
+  /**
+   * Whether a document is read on this thread: only plain text and FAQs under offThreadMinSize,
+   * whose readers take time in proportion to the size, whatever the text (at most ~20 ms at 64 KB).
+   * Markdown, HTML and PDF are read in the worker whatever their size, as is a page fetched from
+   * the web (its author is not the project's): small documents can make their readers slow. marked
+   * takes about the square of a run of emphasis' length (`_a` repeated: 4 KB 27 ms, 16 KB 0.35 s,
+   * just under 64 KB 5.9 s), Readability took 34 ms or more over 4 KB of `<p>a`, pdf.js 13 ms or
+   * more over a 2-page PDF (`npm run bench reading`; docs/knowledge.md). A warm worker's round trip
+   * costs this thread less than reading even a small document here (0.4 ms against 0.8 ms for 2 KB
+   * of ordinary Markdown); only the first document after an idle spell waits for the worker to
+   * start (1–2 s). Infinity keeps everything on this thread.
+   */
+  private readsInPlace(input: DocumentInput): boolean {
+    if (this.offThreadMinSize === Infinity) return true;
+    return input.kind === 'stored' && (input.type === 'text' || input.type === 'faq') && documentSize(input) < this.offThreadMinSize;
   }
 
   /** Stops the worker; documents it was reading fail. */

@@ -9,7 +9,7 @@ import { createKnowledgeSearch, type KnowledgeSearch } from './search/index.js';
 export interface KnowledgeRuntime {
   search: KnowledgeSearch;
   embedder: Embedder | null;
-  /** Reads documents for ingestion, large ones in a worker thread. */
+  /** Reads documents for ingestion, all but small plain text and FAQs in a worker thread. */
   parser: DocumentParser;
   /** Notified when a job is queued: wakes this process's ingestion workers at once. */
   jobQueued: Signal;
