@@ -1,15 +1,19 @@
-import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
-import { extractText, getDocumentProxy } from 'unpdf';
+import { createRequire } from 'node:module';
 import { anchorHeadings } from './anchors.js';
-import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize } from './html-blocks.js';
+import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, parseHTML } from './html-blocks.js';
 import { markdownToPage } from './markdown.js';
 import { textToPage } from './plain-text.js';
 import type { Block, Page } from './types.js';
 
 export { MAX_HTML_DEPTH } from './html-blocks.js';
 
-
+/*
+ * Readability and unpdf are loaded when an HTML page or a PDF is first read (linkedom too, see
+ * parseHTML), so that a parser worker that reads only Markdown starts without them. Readability is
+ * required because htmlToPage is synchronous.
+ */
+const require = createRequire(import.meta.url);
+let readability: typeof import('@mozilla/readability') | undefined;
 
 /**
  * The share of the page's words (without its boilerplate) that Readability's article must keep to be
@@ -32,12 +36,13 @@ function mainLandmark(document: Document): Element | null {
 /** Readability's article as blocks, or none when it finds no article. */
 function articleBlocks(html: string): Block[] {
   const blocks: Block[] = [];
+  readability ??= require('@mozilla/readability') as typeof import('@mozilla/readability');
   try {
     // Readability mutates the document it reads; it gets a copy of its own.
     const copy = parseHTML(html).document;
     for (const el of Array.from(copy.querySelectorAll(BOILERPLATE_SELECTOR))) el.remove();
     // Classes are kept: they tell a box (a note, a warning) from the text around it.
-    const article = new Readability(copy as unknown as Document, { charThreshold: 100, keepClasses: true }).parse();
+    const article = new readability.Readability(copy as unknown as Document, { charThreshold: 100, keepClasses: true }).parse();
     if (article?.content) {
       const { document: content } = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`);
       domBlocks(content.body as unknown as Element, blocks);
@@ -100,6 +105,7 @@ export function htmlLinks(html: string, base: string): string[] {
 
 /** A PDF's text, one heading per page so chunks keep a `#page=N` anchor. */
 export async function pdfToPage(data: Uint8Array, title: string, url: string | null = null): Promise<Page> {
+  const { extractText, getDocumentProxy } = await import('unpdf');
   const pdf = await getDocumentProxy(data);
   const { text } = await extractText(pdf, { mergePages: false });
   const blocks: Block[] = [];

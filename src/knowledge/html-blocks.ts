@@ -1,10 +1,25 @@
-import { parseHTML } from 'linkedom';
+import { createRequire } from 'node:module';
 import { THEMATIC_BREAK, type Block } from './types.js';
 
 /*
  * Reading HTML elements as blocks: what an HTML page's main content (src/knowledge/extract.ts) and
  * raw HTML in Markdown (src/knowledge/markdown.ts) have in common.
  */
+
+const require = createRequire(import.meta.url);
+let linkedom: typeof import('linkedom') | undefined;
+
+/**
+ * linkedom's parseHTML, with linkedom loaded on first use. Loading it is about half of the parser
+ * worker's start, and a worker that reads only Markdown without raw HTML tables never needs it.
+ * Required (its CommonJS build) rather than imported: the Markdown reader meets a raw table midway
+ * through a synchronous walk, and a require loads in about a third of the time of an import run
+ * through the TypeScript loader (docs/knowledge.md, Ingestion).
+ */
+export function parseHTML(html: string): ReturnType<(typeof import('linkedom'))['parseHTML']> {
+  linkedom ??= require('linkedom') as typeof import('linkedom');
+  return linkedom.parseHTML(html);
+}
 
 export const normalize = (text: string | null | undefined) => (text ?? '').replace(/\s+/g, ' ').trim();
 

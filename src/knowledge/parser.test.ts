@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, helpManual, makePdf, multipart, search, waitForSource } from '../../test/support/knowledge.js';
@@ -72,6 +75,42 @@ describe('DocumentParser', () => {
     await expect(pending).rejects.toThrow('shutting down');
     const after = await parser.parse({ kind: 'stored', type: 'markdown', payload: helpManual(2 * OFF_THREAD_MIN_SIZE), title: '' });
     expect(after.chunks.length).toBeGreaterThan(10);
+  });
+});
+
+/**
+ * The modules a fresh process loads to read a Markdown document and then an HTML page, as the
+ * parser's worker does (it loads parse.ts). An import of linkedom, Readability or unpdf is refused
+ * by a loader hook (the process fails); what is required shows in the CommonJS module cache.
+ */
+async function readersLoaded(): Promise<{ afterMarkdown: string[]; afterHtml: string[] }> {
+  const refuse = `export async function resolve(specifier, context, next) {
+    if (/^(linkedom|@mozilla\\/readability|unpdf)$/.test(specifier)) throw new Error('imported ' + specifier);
+    return next(specifier, context);
+  }`;
+  const script = `
+    import { createRequire, register } from 'node:module';
+    import { register as registerTsx } from 'tsx/esm/api';
+    registerTsx();
+    register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(refuse)}));
+    const { parseDocument } = await import(${JSON.stringify(new URL('./parse.ts', import.meta.url).href)});
+    const loaded = () => Object.keys(createRequire(process.cwd() + '/').cache).map((p) => p.match(/node_modules\\/((@[^/]+\\/)?[^/]+)/)?.[1]).filter((name, i, all) => name && all.indexOf(name) === i);
+    await parseDocument({ kind: 'stored', type: 'markdown', payload: '# Hours\\n\\nWe open at <b>nine</b>.\\n\\n<div>Closed on Sundays.</div>\\n', title: '' });
+    const afterMarkdown = loaded();
+    await parseDocument({ kind: 'stored', type: 'html', payload: '<html><body><h1>Hours</h1><p>We open at nine.</p></body></html>', title: '' });
+    console.log(JSON.stringify({ afterMarkdown, afterHtml: loaded() }));
+  `;
+  const cwd = fileURLToPath(new URL('../..', import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd });
+  return JSON.parse(stdout) as { afterMarkdown: string[]; afterHtml: string[] };
+}
+
+describe("the parser's worker", () => {
+  it('loads the HTML readers only when it meets an HTML page, so that a Markdown-only worker starts fast', async () => {
+    const { afterMarkdown, afterHtml } = await readersLoaded();
+    expect(afterMarkdown).not.toContain('linkedom');
+    expect(afterMarkdown).not.toContain('@mozilla/readability');
+    expect(afterHtml).toEqual(expect.arrayContaining(['linkedom', '@mozilla/readability']));
   });
 });
 

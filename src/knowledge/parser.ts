@@ -62,7 +62,8 @@ export class DocumentParser {
    * more over a 2-page PDF (`npm run bench reading`; docs/knowledge.md). A warm worker's round trip
    * costs this thread less than reading even a small document here (0.4 ms against 0.8 ms for 2 KB
    * of ordinary Markdown); only the first document after an idle spell waits for the worker to
-   * start (1–2 s). Infinity keeps everything on this thread.
+   * start (0.35 s for Markdown on a quiet machine, more for HTML or under load). Infinity keeps
+   * everything on this thread.
    */
   private readsInPlace(input: DocumentInput): boolean {
     if (this.offThreadMinSize === Infinity) return true;
