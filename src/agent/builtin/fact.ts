@@ -21,7 +21,7 @@ const DURATION = new RegExp(`(?:(?:\\b|(?=\\d))${NUMBER}\\s*-?\\s*${TIME_UNIT}\\
 const AMOUNT = new RegExp(`(?:${FIGURE}|\\b(?:${NUMBER_WORDS})\\b)`, 'iu');
 /** A default value stated: the word and a value (a figure, a quoted or code value, on/off, true/false). */
 const DEFAULT_VALUE = /\bdefaults?\b|\bby default\b/i;
-const VALUE = /(?<![\p{L}_\d])\d|[`'"‘“]|\b(?:on|off|true|false|null|none|empty|disabled|enabled)\b/iu;
+const VALUE = /(?<![\p{L}_\d])\d|[\x60'"‘“]|\b(?:on|off|true|false|null|none|empty|disabled|enabled)\b/iu;
 
 export type Fact = 'duration' | 'amount' | 'default';
 
