@@ -13,6 +13,7 @@ describe('the courtesies around a question', () => {
       'Three weeks from a date?',
     );
     expect(withoutCourtesies('How do I gzip a file?\n\n(Sent from my iPhone)')).toBe('How do I gzip a file?');
+    expect(withoutCourtesies('I’m new to this. How do I gzip a file?')).toBe('How do I gzip a file?');
   });
 
   it('keeps the words of courtesies a question uses, and a message that is only a courtesy', () => {

@@ -46,7 +46,8 @@ function unsigned(text: string): string {
 /** The question without its courtesies; the question itself when nothing else is left. */
 export function withoutCourtesies(question: string): string {
   // Each run of spaces as one (a line break where it holds one), so no pattern rescans a long run.
-  let text = question.replace(/\s+/g, (run) => (run.includes('\n') ? '\n' : ' '));
+  // Curly apostrophes read as straight ones ("I’m new to this").
+  let text = question.replace(/\s+/g, (run) => (run.includes('\n') ? '\n' : ' ')).replace(/’/g, "'");
   // Sign-offs stack ("Thanks in advance. Cheers, Tom"): strip from the end until nothing changes.
   for (let pass = 0; pass < 4; pass++) {
     const before = text;
