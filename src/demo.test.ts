@@ -59,9 +59,14 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function ask(question: string) {
+  /** A conversation, for several questions: starting one per question would meet the session-creation rate limit. */
+  async function startConversation(): Promise<string> {
     const created = await fetch(`${server.base}/api/v1/chat/conversations`, { method: 'POST', headers: { 'x-api-key': key } });
-    const { conversationId } = (await created.json()) as { conversationId: string };
+    return ((await created.json()) as { conversationId: string }).conversationId;
+  }
+
+  async function ask(question: string, conversation?: string) {
+    const conversationId = conversation ?? (await startConversation());
     const res = await fetch(`${server.base}/api/v1/chat/messages`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
@@ -107,16 +112,21 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
     expect(returns.cited).toContain('Returns policy');
 
     // People write to a chat with greetings, thanks and context around the question: the answer
-    // covers what they ask, not their courtesies or their context.
-    const polite = await ask('Hi there! Quick question: do you deliver to PO boxes? Thanks in advance,\nTom');
+    // covers what they ask, not their courtesies or their context. (One conversation for these.)
+    const chat = await startConversation();
+    const polite = await ask('Hi there! Quick question: do you deliver to PO boxes? Thanks in advance,\nTom', chat);
     expect(polite.outcome).toBe('answered');
     expect(polite.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
-    const withContext = await ask("I'm sending a birthday present to my sister in Antwerp. Do you deliver to PO boxes?");
+    const withContext = await ask("I'm sending a birthday present to my sister in Antwerp. Do you deliver to PO boxes?", chat);
     expect(withContext.outcome).toBe('answered');
     expect(withContext.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
-    const politeMars = await ask('Hello team, hope you are well. Do you ship to Mars? Many thanks!');
-    expect(politeMars.outcome).toBe('declined');
-    expect(politeMars.cited).toEqual([]);
+    // Context is left out only when the question names what it asks about: "there" and "it" point
+    // into the context, which then counts.
+    for (const question of ['Hello team, hope you are well. Do you ship to Mars? Many thanks!', 'Do you ship there? I live on Mars.', 'I have a Bitcoin wallet. Can I pay with it?']) {
+      const answer = await ask(question, chat);
+      expect(answer.outcome, question).toBe('declined');
+      expect(answer.cited, question).toEqual([]);
+    }
 
     for (const question of ['Do you ship to Mars?', 'Can I pay with Bitcoin?']) {
       const answer = await ask(question);

@@ -33,7 +33,12 @@ describe('the courtesies around a question', () => {
 
   it('tells the sentences that ask from those that give context', () => {
     expect(askingSentences('Long-time customer here. How long do I have to return something?')).toBe('How long do I have to return something?');
-    expect(askingSentences("I'm on the free plan.\nhow do I gzip a file using streams\nthanks")).toBe('how do I gzip a file using streams');
+    expect(askingSentences("I'm on the free plan.\nhow do I gzip a file using streams")).toBe('how do I gzip a file using streams');
+    // What it asks points into the context: the context is part of the question.
+    expect(askingSentences('Do you ship there? I live on Mars.')).toBeNull();
+    expect(askingSentences('I have a Bitcoin wallet. Can I pay with it?')).toBeNull();
+    // "Is there…", "is it possible…" and a relative "that" point nowhere.
+    expect(askingSentences('We run a shop. Is there a limit on a query that runs long?')).toBe('Is there a limit on a query that runs long?');
     // Every sentence asks, or none does: no context to tell apart.
     expect(askingSentences('How do I reset my password?')).toBeNull();
     expect(askingSentences('The mugs showed up in pieces. The box was fine.')).toBeNull();

@@ -63,16 +63,25 @@ export function withoutCourtesies(question: string): string {
 const ASKS = /^(?:how|what|what's|why|when|where|which|who|whom|whose|can|could|do|does|did|is|are|was|were|will|would|should|shall|may|might|must|has|have|had|am|isn't|aren't|doesn't|don't|can't|won't)\b/i;
 
 /**
+ * A word that points to something the question does not name ("Do you ship there?", "Can I pay
+ * with it?"): what it asks about is in the context. "Is there…" and "Is it possible…" point nowhere.
+ */
+const POINTS_AWAY = /\b(?:it|there|this|these|those|them|they)\b/i;
+const POINTS_NOWHERE = /\b(?:is|are|was|were|will|would) there\b|\bthere (?:is|are|was|were)\b|\bis it (?:possible|ok|okay|safe|normal|true)\b/gi;
+
+/**
  * The sentences of a message that ask (ending with a question mark, or opening as a question does),
- * when the message also has sentences that do not ("Long-time customer here. How long do I have to
- * return something?"): the others give context, which an answer need not repeat. Null when every
- * sentence asks, or none does.
+ * when it also has sentences that only give context ("Long-time customer here. How long do I have
+ * to return something?"). Null when every sentence asks or none does, and when what it asks points
+ * into the context ("Do you ship there? I live on Mars."): then the context is part of the question.
  */
 export function askingSentences(message: string): string | null {
   const sentences = message
     .split(/(?<=[.!?])\s+|\n+/)
     .map((s) => s.trim())
     .filter((s) => /[\p{L}\p{N}]/u.test(s));
-  const asking = sentences.filter((s) => s.endsWith('?') || ASKS.test(s));
-  return asking.length > 0 && asking.length < sentences.length ? asking.join(' ') : null;
+  const asks = sentences.filter((s) => s.endsWith('?') || ASKS.test(s));
+  if (asks.length === 0 || asks.length === sentences.length) return null;
+  const asking = asks.join(' ');
+  return POINTS_AWAY.test(asking.replace(POINTS_NOWHERE, ' ')) ? null : asking;
 }
