@@ -2,7 +2,7 @@ import type { Store } from '../../store/index.js';
 import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
 import type { FullTextIndex } from './full-text.js';
-import { buildLexicon, askedGroups, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
+import { askedGroups, buildLexicon, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
 import { diversify, groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';

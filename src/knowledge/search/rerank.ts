@@ -4,7 +4,10 @@ import { stem, termsOf } from './terms.js';
 
 /** A hit with how much of the question it covers. */
 export interface AssessedHit extends KnowledgeHit {
-  /** IDF-weighted share of the question's groups the chunk holds (title, headings, text), 0..1. */
+  /**
+   * IDF-weighted share of the question's groups the chunk holds (title, headings, text), 0..1: of
+   * the groups it asks about, when its message also gives context (see askedGroups).
+   */
   coverage: number;
 }
 
@@ -140,7 +143,8 @@ export function bm25f(terms: ChunkTerms, stemmed: TermGroup[], weights: number[]
  * of the question's distinctive terms the chunk holds (weighted by rarity in the project), how much
  * of it the page title and heading path name, and whether consecutive words of the question sit
  * close together in the text (phrase proximity). Scores are replaced by the combined one; every
- * hit carries its coverage.
+ * hit carries its coverage of the groups `asked` marks (all when it is empty), which is what the
+ * agent decides from, while the ranking reads every group.
  */
 export function rerank(
   hits: KnowledgeHit[],
