@@ -111,10 +111,10 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     return cached.lexicon;
   };
 
-  const assessed = async (projectId: string, query: string, limit: number): Promise<{ hits: AssessedHit[]; groups: TermGroup[]; lexicon: Lexicon; asked: boolean[] }> => {
+  const assessed = async (projectId: string, query: string, limit: number): Promise<{ hits: AssessedHit[]; groups: TermGroup[]; lexicon: Lexicon }> => {
     const lexicon = await lexiconOf(projectId);
     const groups = queryGroups(query, lexicon, isQueryStopword);
-    if (groups.length === 0) return { hits: [], groups, lexicon, asked: [] };
+    if (groups.length === 0) return { hits: [], groups, lexicon };
     const asked = askedGroups(query, groups);
     const depth = Math.max(limit * RERANK_DEPTH, 20);
     const matches = (group: TermGroup) => groupMatches(lexicon, group);
@@ -127,7 +127,7 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     }
     // Fused candidates keep their fused score as the text signal: it carries the vectors' ranking.
     const text = embedder ? 'given' : 'bm25';
-    return { hits: diversify(rerank(candidates, groups, lexicon, analysed, text, asked)).slice(0, limit), groups, lexicon, asked };
+    return { hits: diversify(rerank(candidates, groups, lexicon, analysed, text, asked)).slice(0, limit), groups, lexicon };
   };
 
   return {
@@ -137,10 +137,10 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
       return hits.map(({ coverage: _, ...hit }) => hit);
     },
     async assess(projectId, query, limit = 5) {
-      const { hits, groups, lexicon, asked } = await assessed(projectId, query, limit);
-      // The terms the agent weighs are those the question asks about (see askedGroups).
-      const terms = groups.filter((_, i) => asked[i]);
-      return { hits, terms: terms.map((g) => ({ forms: g.map((words) => words.join(' ')), weight: Number(groupWeight(lexicon, g).toFixed(3)) })) };
+      // Every group, context too: it helps choose the sentence that answers; whether a passage
+      // answers at all is its coverage, of what the question asks (askedGroups).
+      const { hits, groups, lexicon } = await assessed(projectId, query, limit);
+      return { hits, terms: groups.map((g) => ({ forms: g.map((words) => words.join(' ')), weight: Number(groupWeight(lexicon, g).toFixed(3)) })) };
     },
     forget(projectId) {
       const cached = lexicons.get(projectId);
