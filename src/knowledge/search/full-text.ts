@@ -1,4 +1,5 @@
 import type { KnowledgeHit } from '../types.js';
+import { withoutCourtesies } from './courtesy.js';
 import { EMPTY_LEXICON, queryGroups, type TermGroup } from './lexicon.js';
 import { isQueryStopword } from './query.js';
 
@@ -19,9 +20,9 @@ export interface FullTextIndex {
   search(projectId: string, query: string | TermGroup[], limit: number, candidates?: number, matches?: (group: TermGroup) => number): Promise<KnowledgeHit[]>;
 }
 
-/** The groups of a query given as text: its words, each on its own. */
+/** The groups of a query given as text: its words (without its courtesies), each on its own. */
 export function groupsOf(query: string | TermGroup[]): TermGroup[] {
-  return typeof query === 'string' ? queryGroups(query, EMPTY_LEXICON, isQueryStopword) : query;
+  return typeof query === 'string' ? queryGroups(withoutCourtesies(query), EMPTY_LEXICON, isQueryStopword) : query;
 }
 
 /** Queries of up to this many words get the middle tier (pairs grow quadratically). */

@@ -1,6 +1,7 @@
 import type { Store } from '../../store/index.js';
 import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
+import { withoutCourtesies } from './courtesy.js';
 import type { FullTextIndex } from './full-text.js';
 import { askedGroups, buildLexicon, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
@@ -113,16 +114,18 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
 
   const assessed = async (projectId: string, query: string, limit: number): Promise<{ hits: AssessedHit[]; groups: TermGroup[]; lexicon: Lexicon }> => {
     const lexicon = await lexiconOf(projectId);
-    const groups = queryGroups(query, lexicon, isQueryStopword);
+    // A message's courtesies are no part of what it asks (once per search, for both uses).
+    const question = withoutCourtesies(query);
+    const groups = queryGroups(question, lexicon, isQueryStopword);
     if (groups.length === 0) return { hits: [], groups, lexicon };
-    const asked = askedGroups(query, groups);
+    const asked = askedGroups(question, groups);
     const depth = Math.max(limit * RERANK_DEPTH, 20);
     const matches = (group: TermGroup) => groupMatches(lexicon, group);
     let candidates: KnowledgeHit[];
     if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth, matches);
     else {
       // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
-      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, query, depth)]);
+      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, question, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
     // Fused candidates keep their fused score as the text signal: it carries the vectors' ranking.

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../store/schema.js';
-import { askingSentences, withoutCourtesies } from './courtesy.js';
+import { askingSentences } from './courtesy.js';
 import { synonymsAt } from './synonyms.js';
 import { isEnglishWord, wordnetSynonyms } from './wordnet.js';
 import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
@@ -142,7 +142,7 @@ export type TermGroup = string[][];
  * be injected into either database.
  */
 export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: string) => boolean, max = 32): TermGroup[] {
-  const all = splitWords(withoutCourtesies(question));
+  const all = splitWords(question);
   const meaningful = (w: string) => w.length > 1 && !isStop(w) && !isStopword(w);
   // The words searched for, each with its place among all the question's words.
   const kept = all.flatMap((w, at) => (meaningful(w) ? [{ w, at }] : []));
@@ -194,15 +194,16 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
 }
 
 /**
- * Which of the question's groups it asks about: when the message has sentences that ask and
- * sentences that only give context (see askingSentences), the groups with a word of an asking
- * sentence; every group otherwise, and also when no group has one ("My build fails with EPERM on
- * Windows. Why?"). The coverage the agent decides from counts only these: "I work at a small
- * agency and we're evaluating a few options. Do you ship to Norway?" is answered by a page on
- * shipping to Norway, which need not mention agencies. The ranking still reads every word.
+ * Which of the question's groups it asks about (`question` without its courtesies, see
+ * withoutCourtesies): when the message has sentences that ask and sentences that only give context
+ * (see askingSentences), the groups with a word of an asking sentence; every group otherwise, and
+ * also when no group has one ("My build fails with EPERM on Windows. Why?"). The coverage the agent
+ * decides from counts only these: "I work at a small agency and we're evaluating a few options. Do
+ * you ship to Norway?" is answered by a page on shipping to Norway, which need not mention
+ * agencies. The ranking still reads every word.
  */
 export function askedGroups(question: string, groups: TermGroup[]): boolean[] {
-  const asking = askingSentences(withoutCourtesies(question));
+  const asking = askingSentences(question);
   const focus = new Set(asking === null ? [] : splitWords(asking));
   const asked = groups.map((g) => g[0]!.some((w) => focus.has(w)));
   return asked.some(Boolean) ? asked : groups.map(() => true);
