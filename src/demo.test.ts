@@ -128,6 +128,21 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
       expect(answer.cited, question).toEqual([]);
     }
 
+    // People misspell: a word one edit from one of the content's, or from a word that names nothing,
+    // is read as that word; a misspelt name the content lacks still finds nothing.
+    const typo = await ask('How long do I have to retrun somthing?', chat);
+    expect(typo.outcome).toBe('answered');
+    expect(typo.text).toContain('30 days');
+    expect(typo.cited).toContain('Returns policy');
+    const boxes = await ask('Do you delivr to PO boxs?', chat);
+    expect(boxes.outcome).toBe('answered');
+    expect(boxes.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);
+    for (const question of ['Do you ship to Marss?', 'Can I pay with Bitcoinn?']) {
+      const answer = await ask(question, chat);
+      expect(answer.outcome, question).toBe('declined');
+      expect(answer.cited, question).toEqual([]);
+    }
+
     for (const question of ['Do you ship to Mars?', 'Can I pay with Bitcoin?']) {
       const answer = await ask(question);
       expect(answer.outcome, question).toBe('declined');

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EMPTY_LEXICON, queryGroups, respelled } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
-import { stem } from './search/terms.js';
+import { groupWeight } from './search/rerank.js';
+import { stem, writtenAsNames } from './search/terms.js';
 import { isEnglishWord, wordnetSynonyms } from './search/wordnet.js';
 
 describe('WordNet synonyms', () => {
@@ -46,11 +47,38 @@ describe('WordNet synonyms', () => {
   });
 
   it("reads a misspelling as the content's word one edit away, never a name or an English word", () => {
-    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['password', 'receive', 'refund', 'scrypt', 'parcel'].map((w) => [stem(w), 2])) };
-    expect(['pasword', 'recieve', 'refnud', 'passsword'].map((w) => respelled(w, lexicon))).toEqual(['password', 'receive', 'refund', 'password']);
-    // Not a first letter ("bcrypt" is no misspelling of "scrypt"), not a word under six letters, not
-    // an English word the content lacks, not two edits away.
-    expect(['bcrypt', 'parcl', 'teammate', 'paswrd'].map((w) => respelled(w, lexicon))).toEqual([null, null, null, null]);
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['password', 'receive', 'refund', 'scrypt', 'parcel', 'order', 'table'].map((w) => [stem(w), 2])) };
+    expect(['pasword', 'recieve', 'refnud', 'passsword', 'parcl', 'ordre', 'tabel'].map((w) => respelled(w, lexicon))).toEqual(['password', 'receive', 'refund', 'password', 'parcel', 'order', 'table']);
+    // Not a first letter ("bcrypt" is no misspelling of "scrypt"), not a word under four letters,
+    // not an English word the content lacks, not two edits away.
+    expect(['bcrypt', 'ord', 'teammate', 'paswrd'].map((w) => respelled(w, lexicon))).toEqual([null, null, null, null]);
     expect(queryGroups('pasword reset', lexicon, isQueryStopword)).toEqual([[['pasword'], ['password']], [['reset']]]);
+  });
+
+  it('reads a name only as a misspelling within it, never by its last letter', () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['json', 'sqlite', 'norway', 'function'].map((w) => [stem(w), 2])) };
+    // "JSONB" is another thing than JSON; "SQLiite" and "Noray" are misspelt names.
+    expect(queryGroups('How do I use JSONB functions?', lexicon, isQueryStopword)).toEqual([[['use']], [['jsonb']], [['functions']]]);
+    expect(queryGroups('Does SQLiite ship to Noray?', lexicon, isQueryStopword)).toEqual([[['sqliite'], ['sqlite']], [['ship']], [['noray'], ['norway']]]);
+    // Written in lower case, it is read as any word is.
+    expect(queryGroups('how do i use jsonb', lexicon, isQueryStopword)).toEqual([[['use']], [['jsonb'], ['json']]]);
+    expect(writtenAsNames('Can I pay with Venmo? Pruce of NVMe. JSONB\nKlarna')).toEqual(new Set(['i', 'venmo', 'nvme', 'jsonb']));
+  });
+
+  it('leaves a misspelt stopword out, as the word it stands for', () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['return', 'copy', 'psql'].map((w) => [stem(w), 2])) };
+    expect(queryGroups('How long do I have to return somthing?', lexicon, isQueryStopword)).toEqual([[['return']]]);
+    expect(queryGroups('the differnce betwen copy and psql', lexicon, isQueryStopword)).toEqual([[['copy']], [['psql']]]);
+    // Not a name.
+    expect(queryGroups('we met Betwen', lexicon, isQueryStopword)).toEqual([[['met']], [['betwen']]]);
+  });
+
+  it('weighs a misspelling as the word it was taken for', () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['password', 'reset'].map((w) => [stem(w), 2])) };
+    const [typo] = queryGroups('pasword', lexicon, isQueryStopword);
+    const [word] = queryGroups('password', lexicon, isQueryStopword);
+    expect(groupWeight(lexicon, typo!)).toBe(groupWeight(lexicon, word!));
+    // A word no one knows, with nothing it could be a misspelling of, still weighs the most.
+    expect(groupWeight(lexicon, [['qzxv']])).toBeGreaterThan(groupWeight(lexicon, word!));
   });
 });

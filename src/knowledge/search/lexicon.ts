@@ -3,7 +3,7 @@ import type { Database } from '../../store/schema.js';
 import { askingSentences } from './courtesy.js';
 import { synonymsAt } from './synonyms.js';
 import { isEnglishWord, wordnetSynonyms } from './wordnet.js';
-import { camelIdentifiers, isStopword, splitWords, stem, termsOf } from './terms.js';
+import { camelIdentifiers, isStopword, splitWords, stem, termsOf, writtenAsNames } from './terms.js';
 
 /**
  * What a project's own content teaches the search: how rare each term is (document frequency over
@@ -143,7 +143,9 @@ export type TermGroup = string[][];
  */
 export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: string) => boolean, max = 32): TermGroup[] {
   const all = splitWords(question);
-  const meaningful = (w: string) => w.length > 1 && !isStop(w) && !isStopword(w);
+  // Words written as names are never taken for misspellings.
+  const names = writtenAsNames(question);
+  const meaningful = (w: string) => w.length > 1 && !isStop(w) && !isStopword(w) && (names.has(w) || !misspeltStopword(w, lexicon));
   // The words searched for, each with its place among all the question's words.
   const kept = all.flatMap((w, at) => (meaningful(w) ? [{ w, at }] : []));
   const list = kept.length > 0 ? kept : all.map((w, at) => ({ w, at }));
@@ -185,7 +187,7 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
     let synonyms = others.filter(used);
     // A word no one uses, not even English: a misspelling of one the content uses ("pasword").
     if (n === 1 && synonyms.length === 0 && !used(own)) {
-      const spelled = respelled(w, lexicon);
+      const spelled = respelled(w, lexicon, names.has(w));
       if (spelled) synonyms = [[spelled]];
     }
     groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...synonyms]);
@@ -210,35 +212,64 @@ export function askedGroups(question: string, groups: TermGroup[]): boolean[] {
 }
 
 /** The shortest word spelling correction is tried on: shorter words are one letter from too many others. */
-export const MIN_RESPELLED_LENGTH = 6;
+export const MIN_RESPELLED_LENGTH = 4;
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The words one edit from `word` (a letter left out, added, changed, or two neighbours swapped),
+ * never at its first letter, which people rarely get wrong ("bcrypt" is not "scrypt"), and with
+ * `keepLast` never at its last either: a name with a letter more is often another name ("JSONB"
+ * is not "JSON").
+ */
+function* oneEditFrom(word: string, keepLast = false): Generator<string> {
+  const end = keepLast ? word.length - 1 : word.length;
+  for (let i = 1; i <= end; i++) {
+    const head = word.slice(0, i);
+    const tail = word.slice(i);
+    if (i < end) {
+      yield head + tail.slice(1);
+      if (i + 1 < end) yield head + tail[1] + tail[0] + tail.slice(2);
+      for (const c of LETTERS) if (c !== tail[0]) yield head + c + tail.slice(1);
+    }
+    for (const c of LETTERS) yield head + c + tail;
+  }
+}
+
+/** A word neither the content nor English knows: a misspelling, or a name the content lacks. */
+export function unknownWord(word: string, lexicon: Lexicon): boolean {
+  return /^[a-z]+$/.test(word) && !lexicon.df.has(stem(word)) && !isEnglishWord(word);
+}
+
+/**
+ * Whether a question's word is a misspelt stopword ("somthing", "betwen", "beofre"): unknown to the
+ * content and to English, and one edit from a word that names nothing. Left out like the word it
+ * stands for, where it would otherwise weigh the most, as a word the content never uses.
+ */
+export function misspeltStopword(word: string, lexicon: Lexicon): boolean {
+  if (word.length < 4 || !unknownWord(word, lexicon)) return false;
+  for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return true;
+  return false;
+}
 
 /**
  * The content's word a question's word is most likely a misspelling of: a word of at least
  * MIN_RESPELLED_LENGTH letters that neither the content nor WordNet knows (so not a name or a
- * word the content lacks: "Litestream", "teammate"), one edit from a word the content uses (a
- * letter left out, added, changed, or two swapped), never its first letter, which people rarely
- * get wrong ("bcrypt" is not "scrypt"). Of several, the one the most chunks hold. Null when none.
+ * word the content lacks: "Litestream", "teammate"), one edit from a word the content uses (see
+ * oneEditFrom). Of several, the one the most chunks hold, an English word before a mere stem.
+ * Null when none.
  */
-export function respelled(word: string, lexicon: Lexicon): string | null {
-  if (word.length < MIN_RESPELLED_LENGTH || !/^[a-z]+$/.test(word) || isEnglishWord(word)) return null;
+export function respelled(word: string, lexicon: Lexicon, name = false): string | null {
+  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return null;
   let best: string | null = null;
   let bestCount = 0;
-  const consider = (candidate: string) => {
+  let bestEnglish = false;
+  for (const candidate of oneEditFrom(word, name)) {
     const count = lexicon.df.get(stem(candidate)) ?? 0;
-    if (count > bestCount) {
+    // Of the spellings of one stem ("tabl", "table"), the English word.
+    if (count > bestCount || (count > 0 && count === bestCount && !bestEnglish && isEnglishWord(candidate))) {
       best = candidate;
       bestCount = count;
-    }
-  };
-  for (let i = 1; i <= word.length; i++) {
-    const head = word.slice(0, i);
-    const tail = word.slice(i);
-    if (tail) consider(head + tail.slice(1));
-    if (tail.length > 1) consider(head + tail[1] + tail[0] + tail.slice(2));
-    for (const c of LETTERS) {
-      if (tail && c !== tail[0]) consider(head + c + tail.slice(1));
-      consider(head + c + tail);
+      bestEnglish = isEnglishWord(candidate);
     }
   }
   return best;

@@ -1,5 +1,5 @@
 import type { KnowledgeHit } from '../types.js';
-import { idf, type Lexicon, type TermGroup } from './lexicon.js';
+import { idf, unknownWord, type Lexicon, type TermGroup } from './lexicon.js';
 import { stem, termsOf } from './terms.js';
 
 /** A hit with how much of the question it covers. */
@@ -11,8 +11,14 @@ export interface AssessedHit extends KnowledgeHit {
   coverage: number;
 }
 
-/** What a group weighs: the rarest of its words (a phrase is as specific as its most specific word). */
+/**
+ * What a group weighs: the rarest of its words (a phrase is as specific as its most specific word).
+ * A misspelling weighs as the word it was taken for ("pasword" as "password"): a word no one knows
+ * would otherwise weigh the most, as a word the content never uses does.
+ */
 export function groupWeight(lexicon: Lexicon, group: TermGroup): number {
+  const known = group.filter((words) => !(words.length === 1 && unknownWord(words[0]!, lexicon)));
+  if (known.length > 0 && known.length < group.length) group = known;
   return Math.max(...group.map((words) => Math.max(...words.map((w) => idf(lexicon, stem(w))))));
 }
 

@@ -43,6 +43,26 @@ export function splitWords(text: string): string[] {
   return out;
 }
 
+/**
+ * The words of a text written as names, lower-cased: with a capital after their first letter
+ * ("JSONB", "NVMe", "PgBouncer"), or capitalised where a sentence does not start ("pay with
+ * Venmo"). A name the content does not know is not a misspelling of a word it does.
+ */
+export function writtenAsNames(text: string): Set<string> {
+  const names = new Set<string>();
+  let end = 0;
+  for (const m of text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const w = m[0];
+    // A sentence opens at the text's start and after a full stop, a question or exclamation mark,
+    // or a line break (read on the gap since the word before: one pass over the text).
+    const opensSentence = end === 0 || /[.!?\n]/.test(text.slice(end, m.index));
+    end = m.index + w.length;
+    if (w === w.toLowerCase()) continue;
+    if (/\p{Lu}/u.test(w.slice(1)) || !opensSentence) names.add(w.toLowerCase());
+  }
+  return names;
+}
+
 /** camelCase identifiers of a text, lower-cased, each with its parts: `bodyLimit` → ["bodylimit", ["body", "limit"]]. */
 export function camelIdentifiers(text: string): Array<[string, string[]]> {
   const found: Array<[string, string[]]> = [];
