@@ -42,6 +42,9 @@ describe('WordNet synonyms', () => {
   it('tells English words, inflected too, from names and misspellings', () => {
     expect(['password', 'passwords', 'shipped', 'faster', 'quickly', 'teammate', 'bought'].filter((w) => !isEnglishWord(w))).toEqual([]);
     expect(['pasword', 'recieve', 'litestream', 'pgbouncer', 'bcrypt'].filter(isEnglishWord)).toEqual([]);
+    // "-es" is cut to nothing only after an "o" or a hissing sound: "typees" is no form of "type".
+    expect(['boxes', 'goes', 'echoes', 'types', 'wishes', 'typed', 'typing'].filter((w) => !isEnglishWord(w))).toEqual([]);
+    expect(['typees', 'moodes', 'tablees'].filter(isEnglishWord)).toEqual([]);
     // An adjective listed without synonyms of its own still finds its verb's ("jumping" → jump).
     expect(wordnetSynonyms('jumping')).toContainEqual(['leap']);
   });

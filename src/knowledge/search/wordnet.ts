@@ -50,8 +50,15 @@ export function wordnetSynonyms(word: string): string[][] {
 
 /** Whether WordNet knows the word (lower-case), as it is or by one of its base forms. */
 export function isEnglishWord(word: string): boolean {
-  return lookup(word) !== undefined || baseForms(word, [...DETACH, ...DETACH_ADJECTIVE]).some((form) => lookup(form) !== undefined);
+  return lookup(word) !== undefined || baseForms(word, INFLECTED).some((form) => lookup(form) !== undefined);
 }
+
+/**
+ * The endings an English word is recognised by: morphy's, except "-es" cut to nothing, which
+ * English writes only after an "o" ("goes") or a hissing sound, which have their own entries; with
+ * it, "typees" and "moodes" would read as inflected "type" and "mood".
+ */
+const INFLECTED: Array<[string, string]> = [...DETACH.filter(([ending, base]) => !(ending === 'es' && base === '')), ['oes', 'o'], ...DETACH_ADJECTIVE];
 
 /** The base forms morphy would try for a word by the given endings, each once. */
 function baseForms(word: string, rules: Array<[string, string]>): string[] {
