@@ -128,12 +128,16 @@ describe.each(dialects)('the demo shop on $name', { timeout: 240_000 }, (dialect
       expect(answer.cited, question).toEqual([]);
     }
 
-    // People misspell: a word one edit from one of the content's, or from a word that names nothing,
-    // is read as that word; a misspelt name the content lacks still finds nothing.
+    // People misspell and write in chat shorthand: a word one edit from one of the content's, or from
+    // a word that names nothing, is read as that word, and "pls" or "thx" as a courtesy; a misspelt
+    // name the content lacks still finds nothing.
     const typo = await ask('How long do I have to retrun somthing?', chat);
     expect(typo.outcome).toBe('answered');
     expect(typo.text).toContain('30 days');
     expect(typo.cited).toContain('Returns policy');
+    const shorthand = await ask('helo how long do i have to return smth pls? thx', chat);
+    expect(shorthand.outcome).toBe('answered');
+    expect(shorthand.text).toContain('30 days');
     const boxes = await ask('Do you delivr to PO boxs?', chat);
     expect(boxes.outcome).toBe('answered');
     expect(boxes.cited).toEqual(['Delivery addresses, PO boxes and pickup points']);

@@ -12,6 +12,8 @@ const STOPWORDS = new Set(
     'no so too very just also please thanks hi hello hey there here some any all as up out off again want need like get ' +
     'got know tell let help find show give make ok okay one two way ways there than many much between difference possible able ' +
     'anyone someone something anything thing things really actually long until ' +
+    // Chat shorthand for the words above and for courtesies ("pls", "thx", "ur", "smth").
+    'pls plz thx thanx thnx ty tia btw fyi imo idk tho smth sth ur cuz ' +
     // Verbs and adverbs that frame a question ("how long does it take", "what usually happens")
     // and name nothing the answer must hold.
     'take takes took taking happen happens happened usually normally typically ever still already'
