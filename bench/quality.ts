@@ -12,6 +12,7 @@ import { createSource } from '../src/knowledge/sources.js';
 import { newId } from '../src/lib/ids.js';
 import { createProject } from '../src/projects/projects.js';
 import { openBench, waitAllReady } from './store.js';
+import { withTypos } from './typos.js';
 
 /**
  * Answer quality on the sets under test/quality (see its README): each set's documents go into a
@@ -22,7 +23,8 @@ import { openBench, waitAllReady } from './store.js';
  * to look at while changing things. BENCH_QUALITY_SETS=shop,postgres limits the sets;
  * BENCH_QUALITY_OUT=FILE writes each dev case's outcome (one JSON line each, to FILE.sqlite and
  * FILE.postgres) so that two runs can be compared case by case; like the verbose listing, never the
- * test cases.
+ * test cases. BENCH_QUALITY_TYPOS=N and BENCH_QUALITY_QUESTIONS=chat ask the questions as people
+ * type them (see `asked`).
  */
 
 const ROOT = fileURLToPath(new URL('../test/quality/', import.meta.url));
@@ -75,7 +77,7 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
   const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', project.id).where('status', '=', 'failed').execute();
   if (failed.length) throw new Error(`${failed.length} sources of ${name} failed to ingest`);
 
-  const cases = JSON.parse(readFileSync(join(ROOT, name, 'questions.json'), 'utf8')) as Case[];
+  const cases = asked(name, JSON.parse(readFileSync(join(ROOT, name, 'questions.json'), 'utf8')) as Case[]);
   const out: Outcome[] = [];
   // The project's lexicon is learned at its first search: not one of the searches timed.
   await deps.knowledge.search.search(project.id, 'warm up', 10);
@@ -115,6 +117,25 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
     });
   }
   return out;
+}
+
+/**
+ * The questions as this run asks them: as written, or with BENCH_QUALITY_TYPOS=N misspelt words
+ * in each (both splits), or with BENCH_QUALITY_QUESTIONS=chat the dev questions as people type them
+ * in a chat (test/quality/chat-style.json).
+ */
+function asked(name: string, cases: Case[]): Case[] {
+  const typos = Number(process.env.BENCH_QUALITY_TYPOS ?? 0);
+  const chat = process.env.BENCH_QUALITY_QUESTIONS === 'chat' ? (JSON.parse(readFileSync(join(ROOT, 'chat-style.json'), 'utf8')) as Record<string, string>) : null;
+  return cases.map((c) => {
+    let question = c.question;
+    if (chat && c.split === 'dev') {
+      if (!chat[c.id]) throw new Error(`chat-style.json has no ${c.id} (set ${name})`);
+      question = chat[c.id]!;
+    }
+    if (typos > 0) question = withTypos(question, typos, c.id);
+    return { ...c, question };
+  });
 }
 
 const ratio = (a: number, b: number) => (b > 0 ? Number((a / b).toFixed(2)) : null);
