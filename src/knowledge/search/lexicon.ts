@@ -143,7 +143,7 @@ export type TermGroup = string[][];
  */
 export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: string) => boolean, max = 32): TermGroup[] {
   const all = splitWords(question);
-  // Words written as names are never taken for misspellings.
+  // A word written as a name is never taken for a misspelt stopword, and is respelled only inside it.
   const names = writtenAsNames(question);
   const meaningful = (w: string) => w.length > 1 && !isStop(w) && !isStopword(w) && (names.has(w) || !misspeltStopword(w, lexicon));
   // The words searched for, each with its place among all the question's words.
