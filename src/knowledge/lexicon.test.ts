@@ -4,7 +4,7 @@ import { addSource, search } from '../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
 import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
-import { splitWords } from './search/terms.js';
+import { splitWords, stem } from './search/terms.js';
 import { knowledgeTools, KNOWLEDGE_TOOL, MIN_MATCH, NOTHING_FOUND, type KnowledgeToolOutput } from './tool.js';
 
 describe('what search learns from the content', () => {
@@ -44,6 +44,13 @@ describe('what search learns from the content', () => {
     expect(queryGroups('add RAM', lexicon, isQueryStopword)).toEqual([[['add']], [['ram']]]);
     // Nothing the content uses: the word stays alone.
     expect(queryGroups('postage', lexicon, isQueryStopword)).toEqual([[['postage']]]);
+  });
+
+  it('reads the short forms people type in a chat as their words', () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['message', 'worker', 'database', 'connection', 'password'].map((w) => [stem(w), 2])) };
+    expect(queryGroups('send a msg to a worker', lexicon, isQueryStopword)).toEqual([[['send']], [['msg'], ['message']], [['worker']]]);
+    expect(queryGroups('how many dbs per connection', lexicon, isQueryStopword)).toEqual([[['dbs'], ['databases']], [['per']], [['connection']]]);
+    expect(queryGroups('reset my pwd', lexicon, isQueryStopword)).toEqual([[['reset']], [['pwd'], ['password']]]);
   });
 
   it('estimates how many of the project chunks a group matches, from a sample of them', () => {

@@ -7,7 +7,8 @@ import { isStopword, splitWords, stem } from './terms.js';
  * related words ("refund" and "return" are different things), and no word whose everyday sense
  * differs from its technical one ("drop", "order by"). A question's word brings in the others of
  * its set that the project's content uses (see queryGroups), so the list costs nothing where the
- * content does not speak that way.
+ * content does not speak that way. The short forms people type in a chat ("msg", "db", "pwd") are
+ * listed with their words.
  */
 const SETS = `
 parcel, package, shipment
@@ -42,7 +43,7 @@ instalment, installment
 sign in, log in, login, logon
 sign up, register, registration
 sign out, log out, logout
-password, passcode, passphrase
+password, passcode, passphrase, pwd
 username, user name
 email, e mail
 phone, mobile, handset, smartphone, cell phone
@@ -79,6 +80,16 @@ tiny, small
 encrypt, encryption
 duplicate, repeated
 timezone, time zone
+message, msg
+database, db
+databases, dbs
+directory, dir, folder
+environment, env
+information, info
+account, acct
+address, addr
+application, app
+quantity, qty
 `;
 
 /** A member of a set: its words, their stems, and whether it can be searched for (no stopword in it). */
