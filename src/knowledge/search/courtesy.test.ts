@@ -14,6 +14,10 @@ describe('the courtesies around a question', () => {
     );
     expect(withoutCourtesies('How do I gzip a file?\n\n(Sent from my iPhone)')).toBe('How do I gzip a file?');
     expect(withoutCourtesies('I’m new to this. How do I gzip a file?')).toBe('How do I gzip a file?');
+    // As people type them in a chat: drawn out, misspelt, shortened.
+    expect(withoutCourtesies('hiii how do i write a stored procedure? thanx')).toBe('how do i write a stored procedure?');
+    expect(withoutCourtesies('Helo team, do you ship to Norway? thnks')).toBe('do you ship to Norway?');
+    expect(withoutCourtesies('heyy can i change my address tyvm')).toBe('can i change my address');
   });
 
   it('keeps the words of courtesies a question uses, and a message that is only a courtesy', () => {
@@ -22,6 +26,7 @@ describe('the courtesies around a question', () => {
     expect(withoutCourtesies('Best way to back up a database?')).toBe('Best way to back up a database?');
     expect(withoutCourtesies('Why do I need help from support?')).toBe('Why do I need help from support?');
     expect(withoutCourtesies('My program prints hello world twice')).toBe('My program prints hello world twice');
+    expect(withoutCourtesies('His order never came')).toBe('His order never came');
     expect(withoutCourtesies('thanks!')).toBe('thanks!');
   });
 
