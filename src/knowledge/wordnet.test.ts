@@ -63,8 +63,11 @@ describe('WordNet synonyms', () => {
     // "JSONB" is another thing than JSON; "SQLiite" and "Noray" are misspelt names.
     expect(queryGroups('How do I use JSONB functions?', lexicon, isQueryStopword)).toEqual([[['use']], [['jsonb']], [['functions']]]);
     expect(queryGroups('Does SQLiite ship to Noray?', lexicon, isQueryStopword)).toEqual([[['sqliite'], ['sqlite']], [['ship']], [['noray'], ['norway']]]);
-    // Written in lower case, it is read as any word is.
+    // Written in lower case, it is read as any word is, unless the message spells that word too.
     expect(queryGroups('how do i use jsonb', lexicon, isQueryStopword)).toEqual([[['use']], [['jsonb'], ['json']]]);
+    expect(queryGroups('how do i use jsonb to store json', lexicon, isQueryStopword)).toEqual([[['use']], [['jsonb']], [['store']], [['json']]]);
+    // A slip inside a word is one still, though the message spells the word right elsewhere.
+    expect(queryGroups('sqlite fnuction or function', lexicon, isQueryStopword)).toEqual([[['sqlite']], [['fnuction'], ['function']], [['function']]]);
     expect(writtenAsNames('Can I pay with Venmo? Pruce of NVMe. JSONB\nKlarna')).toEqual(new Set(['i', 'venmo', 'nvme', 'jsonb']));
   });
 

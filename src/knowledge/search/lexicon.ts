@@ -185,10 +185,12 @@ export function queryGroups(question: string, lexicon: Lexicon, isStop: (w: stri
     // no everyday set is looked up in WordNet.
     const others = used(own) ? [] : syn ? syn.others : n === 1 ? wordnetSynonyms(w) : [];
     let synonyms = others.filter(used);
-    // A word no one uses, not even English: a misspelling of one the content uses ("pasword").
+    // A word no one uses, not even English: a misspelling of one the content uses ("pasword"),
+    // unless it is that word with its end changed and the message spells that word too ("jsonb
+    // to store json": two things, not a slip, where "heap mmeory … out of memory" is one).
     if (n === 1 && synonyms.length === 0 && !used(own)) {
       const spelled = respelled(w, lexicon, names.has(w));
-      if (spelled) synonyms = [[spelled]];
+      if (spelled && !(all.includes(spelled) && endsDiffer(w, spelled))) synonyms = [[spelled]];
     }
     groups.push([own, ...(n === 1 ? (lexicon.aliases.get(w) ?? []).map((a) => a.split(' ')) : []), ...synonyms]);
   }
@@ -209,6 +211,11 @@ export function askedGroups(question: string, groups: TermGroup[]): boolean[] {
   const focus = new Set(asking === null ? [] : splitWords(asking));
   const asked = groups.map((g) => g[0]!.some((w) => focus.has(w)));
   return asked.some(Boolean) ? asked : groups.map(() => true);
+}
+
+/** Whether two words differ only at the end: a letter added, left out or changed there. */
+function endsDiffer(a: string, b: string): boolean {
+  return a.slice(0, -1) === b.slice(0, -1) || a.slice(0, -1) === b || b.slice(0, -1) === a;
 }
 
 /** The shortest word spelling correction is tried on: shorter words are one letter from too many others. */
