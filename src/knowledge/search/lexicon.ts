@@ -253,7 +253,7 @@ export function unknownWord(word: string, lexicon: Lexicon): boolean {
  * stands for, where it would otherwise weigh the most, as a word the content never uses.
  */
 export function misspeltStopword(word: string, lexicon: Lexicon): boolean {
-  if (word.length < 4 || !unknownWord(word, lexicon)) return false;
+  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return false;
   for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return true;
   return false;
 }
@@ -272,11 +272,14 @@ export function respelled(word: string, lexicon: Lexicon, name = false): string 
   let bestEnglish = false;
   for (const candidate of oneEditFrom(word, name)) {
     const count = lexicon.df.get(stem(candidate)) ?? 0;
-    // Of the spellings of one stem ("tabl", "table"), the English word.
-    if (count > bestCount || (count > 0 && count === bestCount && !bestEnglish && isEnglishWord(candidate))) {
+    if (count > bestCount) {
       best = candidate;
       bestCount = count;
       bestEnglish = isEnglishWord(candidate);
+    } else if (count > 0 && count === bestCount && !bestEnglish && isEnglishWord(candidate)) {
+      // Of the spellings of one stem ("tabl", "table"), the English word.
+      best = candidate;
+      bestEnglish = true;
     }
   }
   return best;

@@ -17,8 +17,10 @@ export interface AssessedHit extends KnowledgeHit {
  * would otherwise weigh the most, as a word the content never uses does.
  */
 export function groupWeight(lexicon: Lexicon, group: TermGroup): number {
-  const known = group.filter((words) => !(words.length === 1 && unknownWord(words[0]!, lexicon)));
-  if (known.length > 0 && known.length < group.length) group = known;
+  if (group.length > 1) {
+    const known = group.filter((words) => !(words.length === 1 && unknownWord(words[0]!, lexicon)));
+    if (known.length > 0) group = known;
+  }
   return Math.max(...group.map((words) => Math.max(...words.map((w) => idf(lexicon, stem(w))))));
 }
 
