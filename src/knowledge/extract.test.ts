@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
-import { faqToPage, htmlToPage, MAX_HTML_DEPTH } from './extract.js';
+import { faqToPage, htmlToPage, MAX_HTML_DEPTH, pageTitle } from './extract.js';
 
 const page = (body: string) => htmlToPage(`<html><head><title>Manual</title></head><body>${body}</body></html>`, null);
 const texts = (body: string) => page(body).blocks.filter((b) => b.kind !== 'heading').map((b) => b.text);
@@ -72,7 +72,7 @@ describe('htmlToPage', () => {
     expect(all).toContain('The limit is 2^64 rows.');
     expect(all).not.toMatch(/last modified|Zephyr/);
   });
-  it('reads a heading inside a box or a description as the box’s title, not as a section of the page', () => {
+  it('reads a heading inside a box or a description, or a box’s title paragraph, as the box’s title, not as a section of the page', () => {
     const more = 'The option can be given more than once, and its pattern follows the rules of the shell.';
     const body =
       `<main><h1>pg_dump</h1><h2>Options</h2><p>The following command-line options control the output. ${more}</p>` +
@@ -80,12 +80,13 @@ describe('htmlToPage', () => {
       '<div class="note"><h3 class="title">Note</h3><p>When -e is specified, pg_dump dumps no other objects.</p></div>' +
       `<p>Any configuration relation is included. ${more}</p></dd><dt>-f file</dt><dd><p>Send output to the specified file. ${more}</p></dd></dl>` +
       '<div class="warning"><h3 class="title">Warning</h3><pre>pg_dump -f out.sql</pre><p>Check the file before restoring it.</p></div>' +
-      '<div role="note"><h4>Read this first:</h4><p>Restores run as the owner.</p></div><p>The remaining options follow.</p><h2>Examples</h2><p>To dump a database called mydb into a SQL-script file, run the command below.</p></main>';
+      '<div role="note"><h4>Read this first:</h4><p>Restores run as the owner.</p></div>' +
+      '<div class="admonition seealso"><p class="admonition-title">See also</p><p>pg_restore, which reads what pg_dump writes.</p></div><p>The remaining options follow.</p><h2>Examples</h2><p>To dump a database called mydb into a SQL-script file, run the command below.</p></main>';
     const { blocks } = page(body);
-    const titles = ['Note', 'Warning', 'Read this first:'];
+    const titles = ['Note', 'Warning', 'Read this first:', 'See also'];
     expect(blocks.filter((b) => b.kind === 'heading' && titles.includes(b.text))).toEqual([]);
     expect(blocks.map((b) => b.text)).toEqual(
-      expect.arrayContaining(['Note: When -e is specified, pg_dump dumps no other objects.', 'Warning', 'Read this first: Restores run as the owner.']),
+      expect.arrayContaining(['Note: When -e is specified, pg_dump dumps no other objects.', 'Warning', 'Read this first: Restores run as the owner.', 'See also: pg_restore, which reads what pg_dump writes.']),
     );
     // The content after a box stays in its section.
     const chunks = chunkPage(page(body));
@@ -118,6 +119,38 @@ describe('htmlToPage', () => {
     expect(holding('Dump only tables with names matching')?.headingPath).toEqual(['Options']);
     // DocBook's Prev / Up / Home / Next bars above and below the page are no part of it.
     expect(chunks.map((c) => c.text).join('\n')).not.toMatch(/\bPrev\b|\bHome\b/);
+  });
+
+  it('drops the permalinks of headings and definitions, not a link to a place on the page that has words', () => {
+    // Sphinx and MkDocs end each heading and signature with "¶"; Docusaurus with a zero-width space.
+    const sphinx = page(
+      '<main><h1>pathlib<a class="headerlink" href="#module-pathlib" title="Permalink to this heading">¶</a></h1>' +
+        '<section><h2>Basic use<a class="headerlink" href="#basic-use">¶</a></h2><p>Importing the main class.</p>' +
+        '<dl><dt id="pathlib.Path">class pathlib.Path(*pathsegments)<a class="headerlink" href="#pathlib.Path">¶</a></dt><dd><p>A concrete path.</p></dd></dl>' +
+        '<h2>Methods<a class="hash-link" href="#methods">\u200b</a></h2><p>See <a href="#basic-use">Basic use</a>.</p></section></main>',
+    );
+    expect(sphinx.blocks.filter((b) => b.kind === 'heading').map((b) => b.text)).toEqual(['pathlib', 'Basic use', 'Methods']);
+    expect(sphinx.blocks.filter((b) => b.kind !== 'heading').map((b) => b.text)).toEqual([
+      'Importing the main class.',
+      'class pathlib.Path(*pathsegments)',
+      ': A concrete path.',
+      'See Basic use.',
+    ]);
+  });
+
+  it('titles a page by its h1 when its <title> is the h1 followed by the site’s name', () => {
+    const sphinx = htmlToPage(
+      '<html><head><title>json — JSON encoder and decoder &#8212; Python 3.11.2 documentation</title></head><body>' +
+        '<div role="main"><h1>json — JSON encoder and decoder<a class="headerlink" href="#module-json">¶</a></h1><p>Encode and decode JSON.</p></div></body></html>',
+      null,
+    );
+    expect(sphinx.title).toBe('json — JSON encoder and decoder');
+    expect(pageTitle('Returns | Acme Help', 'Returns')).toBe('Returns');
+    expect(pageTitle('Returns - Acme Help', 'Returns')).toBe('Returns');
+    // A subtitle, a title that goes on without a separator, or one that is not the h1 stays whole.
+    expect(pageTitle('Returns: sending items back', 'Returns')).toBe('Returns: sending items back');
+    expect(pageTitle('Node.js v18 - Documentation', 'Node.js')).toBe('Node.js v18 - Documentation');
+    expect(pageTitle('Write-Ahead Logging', '1. Overview')).toBe('Write-Ahead Logging');
   });
 
   it('reads the page’s <main> when it has one, skipping what is hidden', () => {

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { anchorHeadings } from './anchors.js';
-import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, parseHTML } from './html-blocks.js';
+import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, oneLine, parseHTML } from './html-blocks.js';
 import { markdownToPage } from './markdown.js';
 import { textToPage } from './plain-text.js';
 import type { Block, Page } from './types.js';
@@ -55,6 +55,17 @@ function articleBlocks(html: string): Block[] {
 
 
 /**
+ * The page's own title: its `<title>` without the site's name when the title is the page's h1
+ * followed by a separator and the site ("pathlib — Object-oriented filesystem paths — Python 3.11.2
+ * documentation", "Returns | Acme Help"), as documentation generators write it. A citation names
+ * the page; the site is the project's.
+ */
+export function pageTitle(title: string, h1: string): string {
+  if (!h1 || !title.startsWith(h1)) return title;
+  return /^\s+[—–|·-]\s+\S/.test(title.slice(h1.length)) ? h1 : title;
+}
+
+/**
  * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
  * footer, aside and their ARIA landmark roles, DocBook's navigation bars) are dropped first. When
  * the page marks its main content (`<main>`, `role="main"`, a single `<article>`), that is what is
@@ -65,8 +76,10 @@ function articleBlocks(html: string): Block[] {
 export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
   const { document } = parseHTML(html);
   checkDepth(document as unknown as Node);
-  const title = normalize(document.querySelector('title')?.textContent) || normalize(document.querySelector('h1')?.textContent) || fallbackTitle || url || 'Untitled';
   const h1 = document.querySelector('h1');
+  // The h1 as the page shows it, without a permalink mark ("json — JSON encoder and decoder¶").
+  const h1Text = h1 ? oneLine(h1 as unknown as Node) : '';
+  const title = pageTitle(normalize(document.querySelector('title')?.textContent), h1Text) || h1Text || fallbackTitle || url || 'Untitled';
   let blocks: Block[] = [];
   const main = mainLandmark(document as unknown as Document);
   if (main) domBlocks(main, blocks);
@@ -77,7 +90,6 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     domBlocks(document.body as unknown as Element, body);
     blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? article : body;
   }
-  const h1Text = normalize(h1?.textContent);
   if (h1Text && !blocks.some((b) => b.kind === 'heading' && (b.level === 1 || b.text === h1Text))) {
     // Readability removes the h1 that repeats the page title, and a header can hold it: put it back
     // so chunks keep the page's top heading in their path and its anchor. An h1 Readability made an

@@ -46,6 +46,9 @@ export const BOILERPLATE_SELECTOR = [
  */
 const BOX_CLASS = /^(note|tip|hint|warning|caution|important|danger|attention|admonition|callout|sidebar)$|^(admonition|callout|markdown-alert)-/;
 
+/** An element's class names, as written. */
+const classesOf = (el: Element) => (el.getAttribute('class') ?? '').split(/\s+/);
+
 /**
  * Whether an element's headings are its own title rather than the page's sections: a box (by class or
  * ARIA role note), a definition's description or a list item or a table cell reached as a block.
@@ -54,7 +57,7 @@ function boxed(el: Element): boolean {
   const tag = el.tagName.toLowerCase();
   if (tag === 'dd' || tag === 'li' || tag === 'td' || tag === 'th') return true;
   if ((el.getAttribute('role') ?? '').toLowerCase() === 'note') return true;
-  return (el.getAttribute('class') ?? '').toLowerCase().split(/\s+/).some((c) => BOX_CLASS.test(c));
+  return classesOf(el).some((c) => BOX_CLASS.test(c.toLowerCase()));
 }
 
 /**
@@ -83,11 +86,21 @@ function titled(blocks: Block[]): Block[] {
 const hidden = (el: Element) =>
   el.hasAttribute('hidden') || /display\s*:\s*none/i.test(el.getAttribute('style') ?? '') || el.getAttribute('aria-hidden') === 'true';
 
+/**
+ * A heading's or a definition's permalink: a link to a place on the same page whose text is no word,
+ * only a mark or nothing (Sphinx's and MkDocs' "¶", Docusaurus' "#" or a zero-width space, an icon).
+ * Read as text it would end every heading ("Basic use¶") and every signature of a reference page.
+ */
+const PERMALINK_TEXT = /^[\s\u200b\u2060¶§#🔗⚓]*$/u;
+const permalink = (el: Element) =>
+  el.tagName.toLowerCase() === 'a' && (el.getAttribute('href') ?? '').startsWith('#') && PERMALINK_TEXT.test(el.textContent ?? '');
+
 const skipped = (el: Element) =>
   SKIPPED.has(el.tagName.toLowerCase()) ||
   hidden(el) ||
+  permalink(el) ||
   BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase()) ||
-  (el.getAttribute('class') ?? '').split(/\s+/).some((c) => BOILERPLATE_CLASSES.has(c));
+  classesOf(el).some((c) => BOILERPLATE_CLASSES.has(c));
 
 /**
  * A superscript as plain text reads it: `2<sup>31</sup>` is `2^31`, not "231", and a longer exponent
@@ -118,7 +131,7 @@ function textOf(node: Node): string {
 }
 
 /** Text on one line (a heading, a list item, a table cell, a term): line breaks become spaces. */
-const oneLine = (node: Node) => normalize(textOf(node));
+export const oneLine = (node: Node) => normalize(textOf(node));
 
 /** Text of a paragraph: spaces collapsed within lines, `<br>` kept as a line break. */
 function paragraph(text: string): string {
@@ -219,6 +232,11 @@ export function domBlocks(node: Element, out: Block[]): void {
       const text = oneLine(el);
       // A heading's own id is its anchor; the others get theirs once the page is whole (anchorHeadings).
       if (text) out.push({ kind: 'heading', level: Number(tag[1]), text, anchor: el.getAttribute('id') || undefined });
+    } else if (tag === 'p' && classesOf(el).includes('admonition-title')) {
+      // Sphinx's and MkDocs' box title ("Note", "See also") is a paragraph: a title all the same.
+      flushLoose();
+      const text = oneLine(el);
+      if (text) out.push({ kind: 'heading', level: 6, text });
     } else if (tag === 'p') {
       flushLoose();
       const text = paragraph(textOf(el));
