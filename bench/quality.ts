@@ -57,6 +57,7 @@ const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
   postgres: { docs: join(ROOT, 'postgres/docs/'), type: 'html' },
   sqlite: { docs: join(ROOT, 'sqlite/docs/'), type: 'html' },
   node: { docs: join(ROOT, 'node/docs/'), type: 'markdown' },
+  python: { docs: join(ROOT, 'python/docs/'), type: 'html' },
 };
 
 const log = pino({ level: 'silent' });
