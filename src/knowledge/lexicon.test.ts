@@ -5,7 +5,7 @@ import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
 import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
 import { splitWords, stem } from './search/terms.js';
-import { knowledgeTools, KNOWLEDGE_TOOL, MIN_MATCH, NOTHING_FOUND, type KnowledgeToolOutput } from './tool.js';
+import { knowledgeTools, KNOWLEDGE_TOOL, LONG_MIN_MATCH, MIN_MATCH, NOTHING_FOUND, requiredMatch, type KnowledgeToolOutput } from './tool.js';
 
 describe('what search learns from the content', () => {
   it('splits camelCase, snake_case and kebab-case identifiers, and keeps names whole', () => {
@@ -24,6 +24,14 @@ describe('what search learns from the content', () => {
     expect(acronymsIn('Enable TLS (transport layer security) first.')).toEqual([['tls', 'transport layer security']]);
     // Parentheses that do not spell the words are not an acronym.
     expect(acronymsIn('Pick a plan (PRO) today.')).toEqual([]);
+  });
+
+  it('asks MIN_MATCH of a short question and less of a long one, never under LONG_MIN_MATCH', () => {
+    expect(requiredMatch(2)).toBe(MIN_MATCH);
+    expect(requiredMatch(7)).toBe(MIN_MATCH);
+    expect(requiredMatch(8)).toBeCloseTo((MIN_MATCH * 7) / 8);
+    expect(requiredMatch(10)).toBeLessThan(requiredMatch(8));
+    expect(requiredMatch(30)).toBe(LONG_MIN_MATCH);
   });
 
   it('turns a question into groups of alternatives', () => {
@@ -156,6 +164,19 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     const mars = await run('Do you deliver to Mars?');
     expect(mars).toMatchObject({ found: false, results: [], note: NOTHING_FOUND });
     expect(mars.terms.find((x) => x.forms[0] === 'mars')!.weight).toBeGreaterThan(mars.terms.find((x) => x.forms[0] === 'deliver')!.weight);
+  });
+
+  it('asks less of a passage for a long message, whose story the passage need not repeat', async () => {
+    const long = await toolFor()('Can you replace a parcel that arrived broken at our office today if we send you a photo from my phone?');
+    const weighted = long.terms.filter((x) => x.weight > 0).length;
+    expect(weighted).toBeGreaterThan(7);
+    // The passage on damage holds less than MIN_MATCH of all these words, and is what it asks.
+    expect(long).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Damage'] }] });
+    expect(long.results[0]!.match).toBeLessThan(MIN_MATCH);
+    expect(long.results.every((r) => r.match >= requiredMatch(weighted))).toBe(true);
+    // Asked short, the same share of the question is not enough.
+    const short = await toolFor()('Will you replace a broken lamp?');
+    expect(short.found).toBe(false);
   });
 
   it("learns another node's new content again once its sources changed", async () => {

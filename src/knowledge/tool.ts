@@ -15,10 +15,31 @@ const RESULTS_PER_SEARCH = 7;
 
 /**
  * The share of a question's distinctive terms (weighted by rarity in the project) a passage must
- * hold to be handed to the model as relevant. Below it, a passage shares words with the question
- * but is about something else ("Do you ship to Mars?" against the shipping countries page).
+ * hold to be handed to the model as relevant, when the question is short (see requiredMatch). Below
+ * it, a passage shares words with the question but is about something else ("Do you ship to Mars?"
+ * against the shipping countries page).
  */
 export const MIN_MATCH = 0.62;
+
+/**
+ * How many weighted terms a question can have before some of them are likely to tell its story
+ * rather than name what it asks (see requiredMatch).
+ */
+export const ASKING_TERMS = 7;
+/** The least share of a question's terms a passage must hold, however long the question. */
+export const LONG_MIN_MATCH = 0.4;
+
+/**
+ * The coverage a passage needs to be handed over, for a question of `terms` weighted terms. A short
+ * question's words are what it asks, and a passage must hold MIN_MATCH of their weight. A long
+ * message also tells its story ("On one office PC Python takes ages to come up, while identical
+ * setups right next to it launch instantly…"), in words the passage that answers has no reason to
+ * repeat: past ASKING_TERMS terms, a passage must hold the share MIN_MATCH of ASKING_TERMS terms
+ * would be, and never less than LONG_MIN_MATCH. Measured in docs/knowledge.md ("Long questions").
+ */
+export function requiredMatch(terms: number): number {
+  return terms <= ASKING_TERMS ? MIN_MATCH : Math.max(LONG_MIN_MATCH, (MIN_MATCH * ASKING_TERMS) / terms);
+}
 
 /** What the tool says when nothing relevant was found: declining is then the expected answer. */
 export const NOTHING_FOUND =
@@ -68,13 +89,14 @@ export function knowledgeTools(search: KnowledgeSearch, projectId: string): Tool
       inputSchema: searchInput,
       execute: async ({ query }): Promise<KnowledgeToolOutput> => {
         const { hits, terms } = await search.assess(projectId, query, RESULTS_PER_SEARCH);
+        const floor = requiredMatch(terms.filter((t) => t.weight > 0).length);
         // Passages that cover the question, grouped by source in the order the search ranked the
         // sources: a page whose first passage falls short but whose second answers still comes
         // before the pages ranked below it.
         const sourceRank = new Map<string, number>();
         for (const h of hits) if (!sourceRank.has(h.sourceId)) sourceRank.set(h.sourceId, sourceRank.size);
         const results = hits
-          .filter((h) => h.coverage >= MIN_MATCH)
+          .filter((h) => h.coverage >= floor)
           .sort((a, b) => sourceRank.get(a.sourceId)! - sourceRank.get(b.sourceId)!)
           .map(({ coverage, ...hit }) => ({ ...hit, n: ++cited, match: coverage }));
         return results.length > 0 ? { found: true, results, terms } : { found: false, results: [], terms, note: NOTHING_FOUND };
