@@ -17,6 +17,10 @@ describe('builtin knowledge answers', () => {
     expect(looksLikeCode('Wrong signature: 401 {"verified":false,"error":"Invalid HMAC signature"}.')).toBe(true);
     expect(looksLikeCode('OPENAI_COMPATIBLE_BASE_URL=http://localhost:11434/v1 npm start')).toBe(true);
     expect(looksLikeCode('Your server signs the user id with the HMAC secret and the widget sends the signature.')).toBe(false);
+    // Python: a block's header, and a line of an interactive session.
+    expect(looksLikeCode('and sum(c.isdigit() for c in password) >= 3):')).toBe(true);
+    expect(looksLikeCode(">>> json.dumps(['foo', {'bar': ('baz', None, 1.0, 2)}])")).toBe(true);
+    expect(looksLikeCode('The following options are accepted by the server (all of them optional):')).toBe(false);
   });
 
   it('quotes the prose that answers, not a command that mentions the same words, and cites it', () => {

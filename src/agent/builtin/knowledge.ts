@@ -189,6 +189,10 @@ export function looksLikeCode(sentence: string): boolean {
   if (/^(curl|npm|npx|export|cd|git|docker|node|ollama)\s/.test(sentence)) return true;
   // A comment line of SQL ("-- …"), C-like languages ("// …") or a shell ("# …").
   if (/^(--|\/\/|#)(\s|$)/.test(sentence)) return true;
+  // A block's header in Python ("and sum(c.isdigit() for c in password) >= 3):", "for x in
+  // items[1:]:"), unless it reads as a sentence introducing a list, and an interactive session's
+  // prompt (">>> json.dumps(obj)", "... break").
+  if (/^(>>>|\.\.\.)\s/.test(sentence) || (/[)\]]:$/.test(sentence) && !readsAsProse(sentence))) return true;
   if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]/.test(sentence)) return true;
   // An arrow or an "or" operator is code, unless it sits in a sentence of prose: API references
   // name them inline ("taking an (err, value) => ... callback as the last argument").
