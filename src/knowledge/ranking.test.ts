@@ -44,3 +44,42 @@ describe.each(dialects)('ranking ($name)', (dialect) => {
     expect(retrievalScores(ranks)).toEqual({ hitAt1: 1, hitAt3: 1, mrr: 1 });
   });
 });
+
+/**
+ * A reference page names each entry in a definition-list term ("shared_buffers (integer)"), a
+ * heading in all but markup: the entry that defines a name ranks above prose that only mentions it,
+ * however often.
+ */
+describe.each(dialects)('ranking a reference page ($name)', (dialect) => {
+  let t: TestApp;
+  let worker: KnowledgeWorker;
+
+  beforeAll(async () => {
+    t = await createTestApp({ dialect });
+    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+  });
+
+  it('ranks the entry a definition-list term names first', async () => {
+    const projectId = (await createProject(t)).project.id;
+    const page = `<html><head><title>Server settings</title></head><body><main><h1>Server settings</h1>
+      <h2>Memory</h2>
+      <dl>
+        <dt>work_mem (integer)</dt><dd><p>Sets the base maximum amount of memory a query operation uses before writing to temporary disk files. The default is four megabytes.</p></dd>
+        <dt>shared_buffers (integer)</dt><dd><p>Sets the amount of memory the database server uses for shared memory buffers. The default is typically 128 megabytes. If this value is specified without units, it is taken as blocks of 8 kB.</p></dd>
+      </dl>
+      <h2>Sizing a dedicated server</h2>
+      <p>On a dedicated database server with 1GB or more of RAM, a reasonable starting value for shared_buffers is 25% of the memory in the system.
+      Larger settings for shared_buffers usually require a larger max_wal_size. Some workloads do better with even larger shared_buffers, because
+      shared_buffers holds the pages that are read most often; non-default values should be tested under load.</p>
+      </main></body></html>`;
+    const source = await addSource(t.app, projectId, { type: 'html', content: page });
+    expect(source.status).toBe('ready');
+    const { results } = await search(t.app, projectId, 'default value of shared_buffers');
+    expect(results[0].headingPath).toEqual(['Server settings', 'Memory']);
+    expect(results[0].text).toContain('The default is typically 128 megabytes.');
+  });
+});

@@ -72,6 +72,8 @@ export interface ChunkTerms {
   /** The title's and the heading path's stems, in order (a few words: read by a scan). */
   title: string[];
   headings: string[];
+  /** The stems of the definition-list terms in the text (see entryTerms), in order. */
+  entries: string[];
   /** Terms in the title, heading path and text together (BM25's document length). */
   length: number;
 }
@@ -83,13 +85,15 @@ export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): 
   const body = termsOf(hit.text);
   const title = termsOf(hit.title);
   const headings = termsOf(hit.headingPath.join(' '));
+  const entries = entryTerms(hit.text);
   const terms: ChunkTerms = {
     body,
-    head: new Set([...title, ...headings]),
+    head: new Set([...title, ...headings, ...entries]),
     all: new Set([...body, ...title, ...headings]),
     at: positions(body),
     title,
     headings,
+    entries,
     length: body.length + title.length + headings.length,
   };
   if (cache) {
@@ -97,6 +101,18 @@ export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): 
     cache.set(hit.chunkId, terms);
   }
   return terms;
+}
+
+/**
+ * The words of a chunk's definition-list terms: the paragraph above each ": description" paragraph
+ * (how the chunk text writes an entry, see extract.ts). In a reference page the term is the entry's
+ * name ("shared_buffers (integer)", "json.dumps(obj, *, …)"), a heading in all but markup.
+ */
+function entryTerms(text: string): string[] {
+  const paragraphs = text.split(/\n\s*\n/);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < paragraphs.length; i++) if (paragraphs[i + 1]!.startsWith(': ')) out.push(...termsOf(paragraphs[i]!));
+  return out;
 }
 
 /** Chunk analyses kept per app. */
@@ -137,7 +153,7 @@ export function bm25f(terms: ChunkTerms, stemmed: TermGroup[], weights: number[]
   stemmed.forEach((group, i) => {
     let tf = 0;
     for (const stems of group) {
-      tf += FIELD_WEIGHTS.title * occurrencesIn(terms.title, stems) + FIELD_WEIGHTS.headings * occurrencesIn(terms.headings, stems) + FIELD_WEIGHTS.text * occurrences(terms.at, stems);
+      tf += FIELD_WEIGHTS.title * occurrencesIn(terms.title, stems) + FIELD_WEIGHTS.headings * (occurrencesIn(terms.headings, stems) + occurrencesIn(terms.entries, stems)) + FIELD_WEIGHTS.text * occurrences(terms.at, stems);
     }
     if (tf > 0) score += (weights[i]! * tf * (BM25_K1 + 1)) / (tf + norm);
   });
