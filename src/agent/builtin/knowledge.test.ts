@@ -141,6 +141,22 @@ describe('builtin knowledge answers', () => {
     );
   });
 
+  it("reads a sentence of a definition-list entry with its term's words, the name of what it is about", () => {
+    const text = [
+      'shutdown_grace (seconds)',
+      ': The shutdown grace period is how long a stopping node waits for the answers in progress before it closes their streams. ' +
+        'Answers still running then end with an error that the widget shows to the visitor, with a button to ask again. ' +
+        'Streams that end this way are stored with the error outcome, and the conversation stays open for the next message, on this node or another. ' +
+        'The wait starts when the node receives its stop signal and stops taking new answers, while health checks report it as draining. ' +
+        'A value of zero closes every stream at once, as a restart without a drain does.',
+      'shutdown_signal (string)',
+      ': The signal that starts a drain.',
+    ].join('\n\n');
+    const terms = [{ forms: [['shutdown', 'grac']], weight: 4 }, { forms: [['zero']], weight: 2 }];
+    // The sentence that answers names the setting only through its entry's term.
+    expect(answerFromHits('Can shutdown_grace be zero?', [hit(text)], terms).text).toBe('A value of zero closes every stream at once, as a restart without a drain does. [1]');
+  });
+
   it('does not end on an introduction: it quotes what the line introduces when that fits, else stops before it', () => {
     const intro = 'Deleting your account closes it for good after a grace period of 14 days. Before you delete your account, please note:';
     const short = `${intro}\n\n- Gift card balances are lost.\n- Invoices are kept for 7 years.`;

@@ -292,9 +292,15 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fa
   if (!prose.some(Boolean)) return null;
   let best = -1;
   let bestScore = -1;
+  // A sentence of a definition-list entry is about the entry's term: it reads with the term's words
+  // ("The default is typically 128 megabytes" under "shared_buffers (integer)"). Up to a thematic
+  // break, which ends the entry.
+  let entry: string[] = [];
   list.forEach((s, i) => {
+    if (s.term) entry = keywords(s.text);
+    else if (isBreak(s)) entry = [];
     if (!prose[i]) return;
-    const covered = weightedCoverage(terms, new Set(keywords(s.text)));
+    const covered = weightedCoverage(terms, new Set([...keywords(s.text), ...entry]));
     const score = covered + (fact && covered > 0 && statesFact(fact, s.text) ? FACT_BONUS : 0);
     if (score > bestScore) {
       best = i;
