@@ -43,26 +43,12 @@ describe.each(dialects)('ranking ($name)', (dialect) => {
     expect(misses).toEqual([]);
     expect(retrievalScores(ranks)).toEqual({ hitAt1: 1, hitAt3: 1, mrr: 1 });
   });
-});
 
-/**
- * A reference page names each entry in a definition-list term ("shared_buffers (integer)"), a
- * heading in all but markup: the entry that defines a name ranks above prose that only mentions it,
- * however often.
- */
-describe.each(dialects)('ranking a reference page ($name)', (dialect) => {
-  let t: TestApp;
-  let worker: KnowledgeWorker;
-
-  beforeAll(async () => {
-    t = await createTestApp({ dialect });
-    worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
-  });
-  afterAll(async () => {
-    await worker.stop();
-    await t.close();
-  });
-
+  /**
+   * A reference page names each entry in a definition-list term ("shared_buffers (integer)"), a
+   * heading in all but markup: the entry that defines a name ranks above prose that only mentions
+   * it, however often.
+   */
   it('ranks the entry a definition-list term names first', async () => {
     const projectId = (await createProject(t)).project.id;
     const page = `<html><head><title>Server settings</title></head><body><main><h1>Server settings</h1>
@@ -81,5 +67,20 @@ describe.each(dialects)('ranking a reference page ($name)', (dialect) => {
     const { results } = await search(t.app, projectId, 'default value of shared_buffers');
     expect(results[0].headingPath).toEqual(['Server settings', 'Memory']);
     expect(results[0].text).toContain('The default is typically 128 megabytes.');
+  });
+
+  it("takes as candidates the chunks that hold a question's rare words before those that repeat its common ones", async () => {
+    const projectId = (await createProject(t)).project.id;
+    // Sixty sections say the question's common words again and again; one holds its rare word.
+    // No chunk holds every word, so the candidates come from the later tiers, where PostgreSQL's
+    // ts_rank alone (no rarity) would fill them with the sixty.
+    const common = Array.from(
+      { length: 60 },
+      (_, i) => `## Orders ${i + 1}\n\nEvery order ships with our shipping partner. Order shipping is tracked, and tracked shipping sends an email for each order.`,
+    );
+    const content = ['# Delivery', ...common, '## Zeppelin delivery\n\nWe deliver orders to remote islands by zeppelin.'].join('\n\n');
+    expect((await addSource(t.app, projectId, { type: 'markdown', content })).status).toBe('ready');
+    const { results } = await search(t.app, projectId, 'zeppelin order shipping tracked email');
+    expect(results[0].headingPath).toEqual(['Delivery', 'Zeppelin delivery']);
   });
 });

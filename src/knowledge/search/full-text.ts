@@ -17,7 +17,14 @@ export interface FullTextIndex {
    * query estimated to match more than BROAD_MATCHES chunks is read through a bounded candidate
    * set instead of ranking every match (see tieredSearch).
    */
-  search(projectId: string, query: string | TermGroup[], limit: number, candidates?: number, matches?: (group: TermGroup) => number): Promise<KnowledgeHit[]>;
+  search(
+    projectId: string,
+    query: string | TermGroup[],
+    limit: number,
+    candidates?: number,
+    matches?: (group: TermGroup) => number,
+    weight?: (group: TermGroup) => number,
+  ): Promise<KnowledgeHit[]>;
 }
 
 /** The groups of a query given as text: its words (without its courtesies), each on its own. */

@@ -121,11 +121,12 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     const asked = askedGroups(question, groups);
     const depth = Math.max(limit * RERANK_DEPTH, 20);
     const matches = (group: TermGroup) => groupMatches(lexicon, group);
+    const weight = (group: TermGroup) => groupWeight(lexicon, group);
     let candidates: KnowledgeHit[];
-    if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth, matches);
+    if (!embedder) candidates = await fullText.search(projectId, groups, limit, depth, matches, weight);
     else {
       // Each list looks deeper than the answer so fusion can promote a chunk ranked well by one only.
-      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches), embedder.nearest(store.db, projectId, question, depth)]);
+      const [text, vector] = await Promise.all([fullText.search(projectId, groups, depth, depth, matches, weight), embedder.nearest(store.db, projectId, question, depth)]);
       candidates = reciprocalRankFusion([text, vector], depth);
     }
     // Fused candidates keep their fused score as the text signal: it carries the vectors' ranking.

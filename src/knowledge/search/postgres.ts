@@ -21,7 +21,7 @@ import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from
  */
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
-    async search(projectId, query, limit, candidates = limit, matches) {
+    async search(projectId, query, limit, candidates = limit, matches, weight) {
       const groups = groupsOf(query);
       if (groups.length === 0) return [];
       // A phrase's words follow each other (<->); a group is any of its phrases. Words are letters
@@ -46,13 +46,22 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
           if (found.length >= limit || rows.length < depth) return { hits: found.map(chunkHit), total: Number(rows[0]?.total ?? 0) };
         }
       };
-      const rank = sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
+      // ts_rank knows no rarity: a chunk saying the question's common words often outranks one that
+      // holds its rare ones. With the groups' weights (their IDF in the project), a chunk scores the
+      // weight of the groups it holds first, ts_rank (at most 1) breaking ties, as BM25's IDF has it
+      // on SQLite. Within the first tier, which holds every group, that leaves ts_rank's order; it
+      // decides which chunks of the later tiers are candidates. Each group's query is parsed once
+      // (the single row `g`), not per chunk.
+      const weighted = weight !== undefined && groups.length > 1;
+      const held = weighted ? sql.join(groups.map((group, i) => sql`${weight(group)}::float8 * (c.tsv @@ g.${sql.raw(`g${i}`)})::int`), sql` + `) : null;
+      const parsed = weighted ? sql`, (select ${sql.join(terms.map((term, i) => sql`to_tsquery('english', ${term}) as ${sql.raw(`g${i}`)}`))}) g` : sql``;
+      const rank = held ? sql`(${held} + ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1))` : sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
       // A sub-select with a LIMIT and no ORDER BY reads (and ranks) only that many matches, in the
       // order the index hands them over; the outer query sorts them.
       const firstMatches = (match: RawBuilder<unknown>, tsquery: string, cap: number) => (depth: number) =>
         sql`select rowid, score, count(*) over () as total from (
               select c.rowid, ${rank} as score
-              from knowledge_chunks c, to_tsquery('english', ${tsquery}) q
+              from knowledge_chunks c, to_tsquery('english', ${tsquery}) q${parsed}
               where c.project_id = ${projectId} and ${match}
               limit ${cap}) m
             order by score desc, rowid
@@ -65,7 +74,7 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
             await read(
               (d) => sql`
                 select c.rowid, ${rank} as score, 0 as total
-                from knowledge_chunks c, to_tsquery('english', ${tsquery}) q
+                from knowledge_chunks c, to_tsquery('english', ${tsquery}) q${parsed}
                 where c.project_id = ${projectId} and c.tsv @@ q
                 order by score desc, c.rowid
                 limit ${d}`,
