@@ -55,7 +55,8 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
       const weighted = weight !== undefined && groups.length > 1;
       const held = weighted ? sql.join(groups.map((group, i) => sql`${weight(group)}::float8 * (c.tsv @@ g.${sql.raw(`g${i}`)})::int`), sql` + `) : null;
       const parsed = weighted ? sql`, (select ${sql.join(terms.map((term, i) => sql`to_tsquery('english', ${term}) as ${sql.raw(`g${i}`)}`))}) g` : sql``;
-      const rank = held ? sql`(${held} + ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1))` : sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
+      const tsRank = sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
+      const rank = held ? sql`(${held} + ${tsRank})` : tsRank;
       // A sub-select with a LIMIT and no ORDER BY reads (and ranks) only that many matches, in the
       // order the index hands them over; the outer query sorts them.
       const firstMatches = (match: RawBuilder<unknown>, tsquery: string, cap: number) => (depth: number) =>
