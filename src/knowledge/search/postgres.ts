@@ -6,7 +6,8 @@ import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from
 
 /**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
- * index, ranked by ts_rank (term frequency weighted by where the term occurs: headings weigh most,
+ * index, ranked by the weight of the query's groups a chunk holds when the search gives their
+ * weights, then by ts_rank (term frequency weighted by where the term occurs: headings weigh most,
  * then the title shared by a page's chunks, then the text) normalised by document length. The
  * query's words are AND-ed, then OR-ed when too few chunks hold them all (see tieredSearch); they
  * are plain letters and digits, so no tsquery operator can be injected.
