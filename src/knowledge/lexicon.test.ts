@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, search } from '../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
-import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups } from './search/lexicon.js';
+import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups, respellText } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
 import { splitWords, stem } from './search/terms.js';
 import { knowledgeTools, KNOWLEDGE_TOOL, LONG_MIN_MATCH, MIN_MATCH, NOTHING_FOUND, requiredMatch, type KnowledgeToolOutput } from './tool.js';
@@ -59,6 +59,17 @@ describe('what search learns from the content', () => {
     expect(queryGroups('send a msg to a worker', lexicon, isQueryStopword)).toEqual([[['send']], [['msg'], ['message']], [['worker']]]);
     expect(queryGroups('how many dbs per connection', lexicon, isQueryStopword)).toEqual([[['dbs'], ['databases']], [['per']], [['connection']]]);
     expect(queryGroups('reset my pwd', lexicon, isQueryStopword)).toEqual([[['reset']], [['pwd'], ['password']]]);
+  });
+
+  it("reads a message's misspellings as the content's words, and leaves everything else as written", () => {
+    const lexicon = { ...EMPTY_LEXICON, size: 10, df: new Map(['return', 'item', 'password', 'reset', 'litestream'].map((w) => [stem(w), 2])) };
+    expect(respellText('How do I retrun an itme? My pasword!', lexicon)).toBe('How do I return an item? My password!');
+    // Words English knows stay, even one edit from the content's ("rest", "items"); so do words
+    // too short to tell and a name the content does not hold. A misspelt name it holds is read as
+    // that name, in lower case as the search reads it.
+    expect(respellText('Give it a rest: the items, an itm, Kubernetes, Litestreem', lexicon)).toBe('Give it a rest: the items, an itm, Kubernetes, litestream');
+    // The message spells the word itself, with only its end changed: two words, not a slip.
+    expect(respellText('resets and reset', lexicon)).toBe('resets and reset');
   });
 
   it('estimates how many of the project chunks a group matches, from a sample of them', () => {

@@ -3,7 +3,7 @@ import type { Embedder } from '../embeddings.js';
 import type { KnowledgeHit } from '../types.js';
 import { withoutCourtesies } from './courtesy.js';
 import type { FullTextIndex } from './full-text.js';
-import { askedGroups, buildLexicon, groupMatches, queryGroups, type Lexicon, type TermGroup } from './lexicon.js';
+import { askedGroups, buildLexicon, groupMatches, queryGroups, respellText, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
 import { diversify, groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
@@ -21,6 +21,11 @@ export interface KnowledgeSearch {
   search(projectId: string, query: string, limit?: number): Promise<KnowledgeHit[]>;
   /** The same search, each hit with its coverage of the question (what the agent decides from). */
   assess(projectId: string, query: string, limit?: number): Promise<Assessment>;
+  /**
+   * Reads a message of the project with its misspellings as the content's words ("pasword" as
+   * "password"), as the search reads them; for grouping messages that ask the same thing.
+   */
+  respeller(projectId: string): Promise<(text: string) => string>;
   /** Drops what was learned from a project's content (its chunks changed). */
   forget(projectId: string): void;
   /** The embedding model in use, or null for full text alone. */
@@ -145,6 +150,10 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
       // answers at all is its coverage, of what the question asks (askedGroups).
       const { hits, groups, lexicon } = await assessed(projectId, query, limit);
       return { hits, terms: groups.map((g) => ({ forms: g.map((words) => words.join(' ')), weight: Number(groupWeight(lexicon, g).toFixed(3)) })) };
+    },
+    async respeller(projectId) {
+      const lexicon = await lexiconOf(projectId);
+      return (text) => respellText(text, lexicon);
     },
     forget(projectId) {
       const cached = lexicons.get(projectId);

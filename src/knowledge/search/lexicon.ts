@@ -213,6 +213,23 @@ export function askedGroups(question: string, groups: TermGroup[]): boolean[] {
   return asked.some(Boolean) ? asked : groups.map(() => true);
 }
 
+/**
+ * A message with its misspellings read as the content's words ("pasword" as "password"), for
+ * comparing messages with each other: each word that neither the content nor English knows is
+ * respelled as a search respells it (see respelled), unless the message also spells that word with
+ * only its end changed. A respelled word is written in lower case, as search reads it; every other
+ * character stays as written.
+ */
+export function respellText(text: string, lexicon: Lexicon): string {
+  const names = writtenAsNames(text);
+  const all = splitWords(text);
+  return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
+    const w = word.toLowerCase();
+    const spelled = respelled(w, lexicon, names.has(w));
+    return spelled && !(all.includes(spelled) && endsDiffer(w, spelled)) ? spelled : word;
+  });
+}
+
 /** Whether two words differ only at the end: a letter added, left out or changed there. */
 function endsDiffer(a: string, b: string): boolean {
   return a.slice(0, -1) === b.slice(0, -1) || a.slice(0, -1) === b || b.slice(0, -1) === a;
