@@ -102,6 +102,21 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     expect(await gaps('?days=1')).toHaveLength(3);
   });
 
+  it("reads a question's misspellings as the content's words when grouping, in gaps and in analytics' top questions", async () => {
+    const rightly = await ask('How long do I have to return an item?');
+    const typed = await ask('how long do i have to retrun an itme');
+    for (const answer of [rightly, typed]) {
+      expect(answer.assistant.outcome).toBe('answered');
+      await rateDown(answer);
+    }
+    const list = await gaps();
+    expect(list.map((g) => [g.question, g.count])).toEqual([['How long do I have to return an item?', 2]]);
+    expect(list[0]!.examples.map((e) => e.text)).toEqual(['how long do i have to retrun an itme', 'How long do I have to return an item?']);
+
+    const analytics = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/analytics`, headers: adminAuth() });
+    expect(analytics.json().topQuestions).toMatchObject([{ question: 'How long do I have to return an item?', count: 2 }]);
+  });
+
   it('resolves a gap into the FAQ, after which the agent answers it and its paraphrases and cites that item', async () => {
     await ask('Do you offer gift wrapping?');
     await ask('Do you have a shop in Berlin?');

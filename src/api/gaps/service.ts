@@ -28,9 +28,19 @@ export function toGap(row: GapRow): Gap {
  */
 export const questionTerms = (text: string) => [...new Set(keywords(text))];
 
+/**
+ * The key terms of a project's questions, each misspelling read first as the word of the project's
+ * content it stands for, as search reads it: "how do I rset my pasword" groups with "How do I reset
+ * my password?". A word spelt right keeps its terms, so gaps stored before still match.
+ */
+export async function projectQuestionTerms(deps: AppDeps, projectId: string): Promise<(text: string) => string[]> {
+  const respell = await deps.knowledge.search.respeller(projectId);
+  return (text) => questionTerms(respell(text));
+}
+
 /** The open gaps of the last `days` days, most frequent first. */
 export async function listGaps(deps: AppDeps, project: Project, days: number, at = Date.now()): Promise<GapReport[]> {
-  return knowledgeGaps(deps.store.db, project.id, new Date(at - days * DAY_MS).toISOString(), questionTerms);
+  return knowledgeGaps(deps.store.db, project.id, new Date(at - days * DAY_MS).toISOString(), await projectQuestionTerms(deps, project.id));
 }
 
 /**

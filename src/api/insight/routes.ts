@@ -3,6 +3,7 @@ import { API_PREFIX } from '../../http/auth.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
 import { activityFeed as activityFeedSchema, activityQuery, analyticsQuery, analyticsSchema } from './schema.js';
+import { projectQuestionTerms } from '../gaps/service.js';
 import { activityFeed, projectAnalytics } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId`;
@@ -42,7 +43,7 @@ export const insightRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      return projectAnalytics(db, project, request.query.days);
+      return projectAnalytics(db, project, request.query.days, await projectQuestionTerms(app.deps, project.id));
     },
   });
 };

@@ -5,7 +5,6 @@ import { packCursor, unpackCursor } from '../../lib/cursor.js';
 import { BadRequest } from '../../lib/errors.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
-import { questionTerms } from '../gaps/service.js';
 import type { ActivityItem, Analytics } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -64,7 +63,7 @@ const ratio = (a: number, b: number) => (b > 0 ? a / b : null);
  * databases. Conversation figures cover conversations started in the window that have a message;
  * `active` and `closed` follow the status rule at `at`.
  */
-export async function projectAnalytics(db: Db, project: Project, days: number, at = Date.now()): Promise<Analytics> {
+export async function projectAnalytics(db: Db, project: Project, days: number, termsOf: (text: string) => string[], at = Date.now()): Promise<Analytics> {
   const todayStart = Math.floor(at / DAY_MS) * DAY_MS;
   const from = new Date(todayStart - (days - 1) * DAY_MS).toISOString();
   const counts = await projectCounts(db, project, from, at);
@@ -108,6 +107,6 @@ export async function projectAnalytics(db: Db, project: Project, days: number, a
     },
     byDay: [...byDay.values()],
     byHour: Array.from({ length: 24 }, (_, h) => ({ hour: h, messages: counts.byHour.find((r) => r.hour === h)?.n ?? 0 })),
-    topQuestions: await topQuestions(db, project.id, from, questionTerms),
+    topQuestions: await topQuestions(db, project.id, from, termsOf),
   };
 }

@@ -1,7 +1,8 @@
 import { activityQuery, analyticsQuery, type ActivityItem, type Analytics } from '../../api/insight/schema.js';
+import { projectQuestionTerms } from '../../api/gaps/service.js';
 import { activityFeed, projectAnalytics } from '../../api/insight/service.js';
 import { getProject } from '../../projects/projects.js';
-import { flatText, jsonText, option, parseCommand, parseInput, printJson, printTable, printText, required, withStore } from './shared.js';
+import { flatText, jsonText, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps, withStore } from './shared.js';
 import { printUsage, type CommandGroup } from './types.js';
 
 const analyticsUsage = `Usage:
@@ -57,7 +58,7 @@ async function analytics(args: string[]): Promise<number> {
   if (cmd.help) return printUsage(analyticsUsage);
   const projectId = required(option(cmd, 'project'), 'project', analyticsUsage);
   const { days } = parseInput(analyticsQuery, { days: option(cmd, 'days') }, analyticsUsage, 'options');
-  const result = await withStore(async (store) => projectAnalytics(store.db, await getProject(store.db, projectId), days));
+  const result = await withDeps(async (deps) => projectAnalytics(deps.store.db, await getProject(deps.store.db, projectId), days, await projectQuestionTerms(deps, projectId)));
   if (cmd.values.json) printJson(result);
   else printAnalytics(result, days);
   return 0;
