@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { readUIMessageStream } from 'ai';
 import pino from 'pino';
 import { streamAnswer } from '../src/agent/answer.js';
+import { projectQuestionTerms } from '../src/api/gaps/service.js';
+import { groupQuestions } from '../src/conversations/question-groups.js';
 import { createConversation } from '../src/conversations/conversations.js';
 import { appendMessage, listMessages } from '../src/conversations/messages.js';
 import { type AppDeps } from '../src/deps.js';
@@ -63,8 +65,47 @@ const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
 const log = pino({ level: 'silent' });
 const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ');
 
-/** One set on one database: ingest, then search and answer every case. */
-async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
+/** How gaps and top questions group a split's questions: each beside its variants. */
+interface Grouping {
+  questions: number;
+  /** Questions grouped with their chat-style rewrite (dev questions only). */
+  chat: number;
+  /** Questions grouped with themselves misspelt twice (bench/typos.ts). */
+  typos: number;
+  /** Pairs of different questions that landed in one group. */
+  mixed: number;
+}
+
+/**
+ * Groups each split's questions together with their variants (the chat-style rewrite of a dev
+ * question, and the question with two typos) as gaps and analytics' top questions do, in the
+ * set's project, and counts how many questions meet their variants and how many different
+ * questions meet each other.
+ */
+async function groupingOf(deps: AppDeps, projectId: string, cases: Case[]): Promise<Record<'dev' | 'test', Grouping>> {
+  const termsOf = await projectQuestionTerms(deps, projectId);
+  const chat = JSON.parse(readFileSync(join(ROOT, 'chat-style.json'), 'utf8')) as Record<string, string>;
+  const figures = {} as Record<'dev' | 'test', Grouping>;
+  for (const split of ['dev', 'test'] as const) {
+    const items = cases
+      .filter((c) => c.split === split)
+      .flatMap((c) => [
+        { id: c.id, kind: 'asked', text: c.question },
+        ...(chat[c.id] ? [{ id: c.id, kind: 'chat', text: chat[c.id]! }] : []),
+        { id: c.id, kind: 'typos', text: withTypos(c.question, 2, c.id) },
+      ]);
+    const groups = groupQuestions(items, (i) => i.text, termsOf);
+    const groupOf = new Map(groups.flatMap((g, k) => g.members.map((m) => [m, k] as const)));
+    const met = (kind: string) =>
+      items.filter((i) => i.kind === 'asked' && groupOf.has(i) && items.some((v) => v.id === i.id && v.kind === kind && groupOf.get(v) === groupOf.get(i))).length;
+    const mixed = groups.reduce((n, g) => n + g.members.reduce((m, a, i) => m + g.members.slice(i + 1).filter((b) => b.id !== a.id).length, 0), 0);
+    figures[split] = { questions: items.filter((i) => i.kind === 'asked').length, chat: met('chat'), typos: met('typos'), mixed };
+  }
+  return figures;
+}
+
+/** One set on one database: ingest, then search and answer every case, and group the questions. */
+async function runSet(deps: AppDeps, name: string): Promise<{ rows: Outcome[]; grouping: Record<'dev' | 'test', Grouping> }> {
   const { docs, type } = SETS[name]!;
   const { project } = await createProject(deps.store.db, { name: name === 'shop' ? 'Northwind Goods' : name, settings: { model: 'builtin' } });
   const fileBySource = new Map<string, string>();
@@ -78,7 +119,8 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
   const failed = await deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', project.id).where('status', '=', 'failed').execute();
   if (failed.length) throw new Error(`${failed.length} sources of ${name} failed to ingest`);
 
-  const cases = asked(name, JSON.parse(readFileSync(join(ROOT, name, 'questions.json'), 'utf8')) as Case[]);
+  const written = JSON.parse(readFileSync(join(ROOT, name, 'questions.json'), 'utf8')) as Case[];
+  const cases = asked(name, written);
   const out: Outcome[] = [];
   // The project's lexicon is learned at its first search: not one of the searches timed.
   await deps.knowledge.search.search(project.id, 'warm up', 10);
@@ -117,7 +159,7 @@ async function runSet(deps: AppDeps, name: string): Promise<Outcome[]> {
       searchMs,
     });
   }
-  return out;
+  return { rows: out, grouping: await groupingOf(deps, project.id, written) };
 }
 
 /**
@@ -178,9 +220,11 @@ export async function run(): Promise<void> {
     try {
       const all: Outcome[] = [];
       const columns: Record<string, Record<string, string | number | null>> = {};
+      const grouped: Record<'dev' | 'test', Grouping> = { dev: { questions: 0, chat: 0, typos: 0, mixed: 0 }, test: { questions: 0, chat: 0, typos: 0, mixed: 0 } };
       for (const name of names) {
-        const rows = await runSet(bench.deps, name);
+        const { rows, grouping } = await runSet(bench.deps, name);
         all.push(...rows);
+        for (const split of ['dev', 'test'] as const) for (const k of ['questions', 'chat', 'typos', 'mixed'] as const) grouped[split][k] += grouping[split][k];
         for (const split of ['dev', 'test'] as const) columns[`${name} ${split}`] = metrics(rows.filter((r) => r.c.split === split));
         if (verbose) {
           for (const r of rows.filter((x) => x.c.split === 'dev')) {
@@ -201,6 +245,13 @@ export async function run(): Promise<void> {
       const times = all.map((r) => r.searchMs).sort((a, b) => a - b);
       const at = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!.toFixed(2);
       console.log(`Search on ${kind} over the ${times.length} questions (top 10): p50 ${at(50)} ms, p99 ${at(99)} ms, max ${at(100)} ms`);
+      console.log(`Question grouping on ${kind} (knowledge gaps, top questions; each question beside its variants):`);
+      const share = (n: number, of: number) => `${n}/${of}`;
+      console.table({
+        'grouped with its chat-style rewrite': { dev: share(grouped.dev.chat, grouped.dev.questions), test: '-' },
+        'grouped with itself misspelt twice': { dev: share(grouped.dev.typos, grouped.dev.questions), test: share(grouped.test.typos, grouped.test.questions) },
+        'pairs of different questions grouped': { dev: grouped.dev.mixed, test: grouped.test.mixed },
+      });
     } finally {
       await bench.close();
     }
