@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { readUIMessageStream } from 'ai';
 import pino from 'pino';
 import { streamAnswer } from '../src/agent/answer.js';
-import { projectQuestionTerms } from '../src/api/gaps/service.js';
+import { projectQuestionTerms, questionTerms } from '../src/api/gaps/service.js';
 import { groupQuestions } from '../src/conversations/question-groups.js';
 import { createConversation } from '../src/conversations/conversations.js';
 import { appendMessage, listMessages } from '../src/conversations/messages.js';
@@ -74,6 +74,27 @@ interface Grouping {
   typos: number;
   /** Pairs of different questions that landed in one group. */
   mixed: number;
+  /** Milliseconds spent reading the terms: with misspellings read as the content's words, and without. */
+  questionsMs: number;
+  questionsPlainMs: number;
+  /** The same for long messages of gibberish (the worst case of respelling). */
+  gibberishMs: number;
+  gibberishPlainMs: number;
+}
+
+/** Messages of 400 made-up words of 4 to 30 letters, the same every run. */
+function gibberish(count: number): string[] {
+  let seed = 12345;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const word = () => Array.from({ length: 4 + Math.floor(next() * 27) }, () => 'bcdfghjklmnpqrstvwxz'[Math.floor(next() * 20)]).join('');
+  return Array.from({ length: count }, () => Array.from({ length: 400 }, word).join(' '));
+}
+
+/** Milliseconds `termsOf` takes over `texts`. */
+function timed(texts: string[], termsOf: (text: string) => string[]): number {
+  const started = performance.now();
+  for (const text of texts) termsOf(text);
+  return performance.now() - started;
 }
 
 /**
@@ -99,7 +120,18 @@ async function groupingOf(deps: AppDeps, projectId: string, cases: Case[]): Prom
     const met = (kind: string) =>
       items.filter((i) => i.kind === 'asked' && groupOf.has(i) && items.some((v) => v.id === i.id && v.kind === kind && groupOf.get(v) === groupOf.get(i))).length;
     const mixed = groups.reduce((n, g) => n + g.members.reduce((m, a, i) => m + g.members.slice(i + 1).filter((b) => b.id !== a.id).length, 0), 0);
-    figures[split] = { questions: items.filter((i) => i.kind === 'asked').length, chat: met('chat'), typos: met('typos'), mixed };
+    const texts = items.map((i) => i.text);
+    const noise = split === 'dev' ? gibberish(100) : [];
+    figures[split] = {
+      questions: items.filter((i) => i.kind === 'asked').length,
+      chat: met('chat'),
+      typos: met('typos'),
+      mixed,
+      questionsMs: timed(texts, termsOf),
+      questionsPlainMs: timed(texts, questionTerms),
+      gibberishMs: timed(noise, termsOf),
+      gibberishPlainMs: timed(noise, questionTerms),
+    };
   }
   return figures;
 }
@@ -220,11 +252,12 @@ export async function run(): Promise<void> {
     try {
       const all: Outcome[] = [];
       const columns: Record<string, Record<string, string | number | null>> = {};
-      const grouped: Record<'dev' | 'test', Grouping> = { dev: { questions: 0, chat: 0, typos: 0, mixed: 0 }, test: { questions: 0, chat: 0, typos: 0, mixed: 0 } };
+      const zero = (): Grouping => ({ questions: 0, chat: 0, typos: 0, mixed: 0, questionsMs: 0, questionsPlainMs: 0, gibberishMs: 0, gibberishPlainMs: 0 });
+      const grouped: Record<'dev' | 'test', Grouping> = { dev: zero(), test: zero() };
       for (const name of names) {
         const { rows, grouping } = await runSet(bench.deps, name);
         all.push(...rows);
-        for (const split of ['dev', 'test'] as const) for (const k of ['questions', 'chat', 'typos', 'mixed'] as const) grouped[split][k] += grouping[split][k];
+        for (const split of ['dev', 'test'] as const) for (const k of Object.keys(grouping[split]) as Array<keyof Grouping>) grouped[split][k] += grouping[split][k];
         for (const split of ['dev', 'test'] as const) columns[`${name} ${split}`] = metrics(rows.filter((r) => r.c.split === split));
         if (verbose) {
           for (const r of rows.filter((x) => x.c.split === 'dev')) {
@@ -252,6 +285,15 @@ export async function run(): Promise<void> {
         'grouped with itself misspelt twice': { dev: share(grouped.dev.typos, grouped.dev.questions), test: share(grouped.test.typos, grouped.test.questions) },
         'pairs of different questions grouped': { dev: grouped.dev.mixed, test: grouped.test.mixed },
       });
+      const sets = names.length;
+      const questions = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questions, 0);
+      const ms = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questionsMs, 0);
+      const plain = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questionsPlainMs, 0);
+      console.log(
+        `Reading a message's terms for grouping on ${kind}, misspellings respelled against the plain reading: ` +
+          `${questions} questions and their variants ${ms.toFixed(1)} ms (${(ms / plain).toFixed(1)}×); ` +
+          `${sets * 100} messages of 400 made-up words ${(grouped.dev.gibberishMs / (sets * 100)).toFixed(2)} ms each (${(grouped.dev.gibberishMs / grouped.dev.gibberishPlainMs).toFixed(1)}×)`,
+      );
     } finally {
       await bench.close();
     }

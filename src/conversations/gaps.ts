@@ -3,7 +3,7 @@ import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { KnowledgeGapsTable } from '../store/schema.js';
-import { GROUP_SIMILARITY, groupQuestions, jaccard } from './question-groups.js';
+import { GROUP_SIMILARITY, groupQuestions, jaccard, termsOfEach } from './question-groups.js';
 
 type Db = Kysely<Database>;
 export type GapRow = Selectable<KnowledgeGapsTable>;
@@ -104,7 +104,7 @@ const termsOfRow = (row: GapRow) => new Set(JSON.parse(row.terms) as string[]);
  */
 export async function knowledgeGaps(db: Db, projectId: string, since: string, termsOf: (text: string) => string[]): Promise<GapReport[]> {
   const questions = await unansweredQuestions(db, projectId, since);
-  const groups = groupQuestions(questions, (q) => q.text, termsOf);
+  const groups = groupQuestions(questions, (q) => q.text, await termsOfEach(questions.map((q) => q.text), termsOf));
   const rows = await db.selectFrom('knowledge_gaps').selectAll().where('project_id', '=', projectId).execute();
   const known = rows.map((row) => ({ row, terms: termsOfRow(row) }));
 

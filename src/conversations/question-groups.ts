@@ -50,3 +50,27 @@ export function groupQuestions<T>(items: readonly T[], textOf: (item: T) => stri
   }
   return groups;
 }
+
+/** Texts read between two turns of the event loop by termsOfEach. */
+const TEXTS_PER_TURN = 50;
+
+/**
+ * The key terms of each of `texts`, read ahead of grouping, each distinct text once, giving the
+ * event loop a turn every TEXTS_PER_TURN texts: a report reads up to thousands of messages, and
+ * reading a misspelling costs a look at every spelling one edit away (see respellText), so a run of
+ * long messages of gibberish slows that report, not every other request. Returns the terms of a
+ * text read ahead.
+ */
+export async function termsOfEach(texts: readonly string[], termsOf: (text: string) => string[]): Promise<(text: string) => string[]> {
+  const read = new Map<string, string[]>();
+  let since = 0;
+  for (const text of texts) {
+    if (read.has(text)) continue;
+    read.set(text, termsOf(text));
+    if (++since >= TEXTS_PER_TURN) {
+      since = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return (text) => read.get(text) ?? termsOf(text);
+}

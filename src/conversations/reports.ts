@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
-import { groupQuestions } from './question-groups.js';
+import { groupQuestions, termsOfEach } from './question-groups.js';
 import { idleCutoff, statusCondition } from './status.js';
 
 type Db = Kysely<Database>;
@@ -183,7 +183,8 @@ export async function topQuestions(db: Db, projectId: string, from: string, term
     .orderBy('id', 'desc')
     .limit(MAX_TOP_QUESTION_MESSAGES)
     .execute();
-  return groupQuestions(rows.reverse(), (r) => r.content, termsOf)
+  rows.reverse();
+  return groupQuestions(rows, (r) => r.content, await termsOfEach(rows.map((r) => r.content), termsOf))
     .map((g) => ({ question: g.members[0]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
     .sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1))
     .slice(0, limit);

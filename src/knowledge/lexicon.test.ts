@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { addSource, search } from '../../test/support/knowledge.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
-import { acronymsIn, EMPTY_LEXICON, groupMatches, queryGroups, respellText } from './search/lexicon.js';
+import { acronymsIn, EMPTY_LEXICON, groupMatches, MAX_RESPELLED_WORDS, queryGroups, respellText } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
 import { splitWords, stem } from './search/terms.js';
 import { knowledgeTools, KNOWLEDGE_TOOL, LONG_MIN_MATCH, MIN_MATCH, NOTHING_FOUND, requiredMatch, type KnowledgeToolOutput } from './tool.js';
@@ -70,6 +70,11 @@ describe('what search learns from the content', () => {
     expect(respellText('Give it a rest: the items, an itm, Kubernetes, Litestreem', lexicon)).toBe('Give it a rest: the items, an itm, Kubernetes, litestream');
     // The message spells the word itself, with only its end changed: two words, not a slip.
     expect(respellText('resets and reset', lexicon)).toBe('resets and reset');
+    // The work is bounded: MAX_RESPELLED_WORDS tries a message, none on a word longer than any slip.
+    const slips = Array.from({ length: MAX_RESPELLED_WORDS + 2 }, () => 'itme').join(' ');
+    expect(respellText(slips, lexicon)).toBe([...Array(MAX_RESPELLED_WORDS).fill('item'), 'itme', 'itme'].join(' '));
+    const long = { ...lexicon, df: new Map([...lexicon.df, [stem('internationalizationsettings'), 2]]) };
+    expect(respellText('internationalizationsetings itme', long)).toBe('internationalizationsetings item');
   });
 
   it('estimates how many of the project chunks a group matches, from a sample of them', () => {

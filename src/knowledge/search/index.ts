@@ -153,7 +153,9 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     },
     async respeller(projectId) {
       const lexicon = await lexiconOf(projectId);
-      return (text) => respellText(text, lexicon);
+      // One respeller reads one report's messages: the words they repeat are read once.
+      const known = new Map<string, string | null>();
+      return (text) => respellText(text, lexicon, known);
     },
     forget(projectId) {
       const cached = lexicons.get(projectId);

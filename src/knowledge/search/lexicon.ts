@@ -218,17 +218,34 @@ export function askedGroups(question: string, groups: TermGroup[]): boolean[] {
  * comparing messages with each other: each word that neither the content nor English knows is
  * respelled as a search respells it (see respelled), unless the message also spells that word with
  * only its end changed. A respelled word is written in lower case, as search reads it; every other
- * character stays as written.
+ * character stays as written. `known`, when given, keeps each word's reading for the next messages.
  */
-export function respellText(text: string, lexicon: Lexicon): string {
+export function respellText(text: string, lexicon: Lexicon, known?: Map<string, string | null>): string {
   const names = writtenAsNames(text);
   const all = splitWords(text);
+  let tried = 0;
   return text.replace(/[\p{L}\p{N}]+/gu, (word) => {
     const w = word.toLowerCase();
-    const spelled = respelled(w, lexicon, names.has(w));
+    // Each try reads every spelling one edit away: a message of gibberish must not cost a report
+    // of thousands of messages seconds. A question's slips are a few, in words of usual length.
+    if (tried >= MAX_RESPELLED_WORDS || w.length > MAX_RESPELLED_WORD_LENGTH || w.length < MIN_RESPELLED_LENGTH || !unknownWord(w, lexicon)) return word;
+    tried++;
+    // `known` keeps what a word was read as, across the messages of one report (a word read as a
+    // name is read on its own: the same letters elsewhere need not be a name).
+    const key = names.has(w) ? `${w}\u0000name` : w;
+    let spelled = known?.get(key);
+    if (spelled === undefined) {
+      spelled = respelled(w, lexicon, names.has(w));
+      known?.set(key, spelled);
+    }
     return spelled && !(all.includes(spelled) && endsDiffer(w, spelled)) ? spelled : word;
   });
 }
+
+/** The most words of one message respellText tries to respell. */
+export const MAX_RESPELLED_WORDS = 4;
+/** Longer words are no one's slip of a word the content uses: respellText leaves them. */
+const MAX_RESPELLED_WORD_LENGTH = 24;
 
 /** Whether two words differ only at the end: a letter added, left out or changed there. */
 function endsDiffer(a: string, b: string): boolean {
