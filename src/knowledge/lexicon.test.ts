@@ -70,6 +70,9 @@ describe('what search learns from the content', () => {
     expect(respellText('Give it a rest: the items, an itm, Kubernetes, Litestreem', lexicon)).toBe('Give it a rest: the items, an itm, Kubernetes, litestream');
     // The message spells the word itself, with only its end changed: two words, not a slip.
     expect(respellText('resets and reset', lexicon)).toBe('resets and reset');
+    // Stopwords, which WordNet does not list, stay even one edit from the content's words.
+    const near = { ...lexicon, df: new Map([...lexicon.df, ...['width', 'form', 'info', 'world'].map((w): [string, number] => [stem(w), 3])]) };
+    expect(respellText('Could I pay with PayPal from Germany into a world account?', near)).toBe('Could I pay with PayPal from Germany into a world account?');
     // The work is bounded: MAX_RESPELLED_WORDS tries a message, none on a word longer than any slip.
     const slips = Array.from({ length: MAX_RESPELLED_WORDS + 2 }, () => 'itme').join(' ');
     expect(respellText(slips, lexicon)).toBe([...Array(MAX_RESPELLED_WORDS).fill('item'), 'itme', 'itme'].join(' '));

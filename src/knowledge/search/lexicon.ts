@@ -229,6 +229,9 @@ export function respellText(text: string, lexicon: Lexicon, known?: Map<string, 
     // Each try reads every spelling one edit away: a message of gibberish must not cost a report
     // of thousands of messages seconds. A question's slips are a few, in words of usual length.
     if (tried >= MAX_RESPELLED_WORDS || w.length > MAX_RESPELLED_WORD_LENGTH || w.length < MIN_RESPELLED_LENGTH || !unknownWord(w, lexicon)) return word;
+    // A stopword is no slip ("with", which WordNet does not list, is not "width"); nor is a misspelt
+    // one read as a content word: search leaves both out (queryGroups).
+    if (isStopword(w) || (!names.has(w) && misspeltStopword(w, lexicon))) return word;
     tried++;
     // `known` keeps what a word was read as, across the messages of one report (a word read as a
     // name is read on its own: the same letters elsewhere need not be a name).
