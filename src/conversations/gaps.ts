@@ -100,9 +100,17 @@ const termsOfRow = (row: GapRow) => new Set(JSON.parse(row.terms) as string[]);
  * (see question-groups.ts, with `termsOf` giving a question's key terms), most frequent first. Each
  * group is matched to a stored gap by the same similarity, or stored as a new one, so a gap keeps
  * its id from one read to the next. A dismissed gap stays hidden; a resolved one comes back only
- * when its question goes unanswered again after it was resolved.
+ * when its question goes unanswered again after it was resolved. `asWritten` gives a question's
+ * terms as written, when `termsOf` reads them otherwise (misspellings respelled): a gap stored from
+ * those terms still matches its questions by them.
  */
-export async function knowledgeGaps(db: Db, projectId: string, since: string, termsOf: (text: string) => string[]): Promise<GapReport[]> {
+export async function knowledgeGaps(
+  db: Db,
+  projectId: string,
+  since: string,
+  termsOf: (text: string) => string[],
+  asWritten: (text: string) => string[] = termsOf,
+): Promise<GapReport[]> {
   const questions = await unansweredQuestions(db, projectId, since);
   const groups = groupQuestions(questions, (q) => q.text, await termsOfEach(questions.map((q) => q.text), termsOf));
   const rows = await db.selectFrom('knowledge_gaps').selectAll().where('project_id', '=', projectId).execute();
@@ -110,10 +118,11 @@ export async function knowledgeGaps(db: Db, projectId: string, since: string, te
 
   const byGap = new Map<string, { row: GapRow; members: UnansweredQuestion[] }>();
   for (const group of groups) {
+    const written = asWritten === termsOf ? [] : group.members.map((m) => new Set(asWritten(m.text)));
     let match: GapRow | null = null;
     let best = 0;
     for (const k of known) {
-      const score = Math.max(...group.terms.map((t) => jaccard(t, k.terms)));
+      const score = Math.max(...[...group.terms, ...written].map((t) => jaccard(t, k.terms)));
       if (score >= GROUP_SIMILARITY && score > best) {
         match = k.row;
         best = score;

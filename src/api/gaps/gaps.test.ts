@@ -117,6 +117,19 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     expect(analytics.json().topQuestions).toMatchObject([{ question: 'How long do I have to return an item?', count: 2 }]);
   });
 
+  it('keeps matching a gap stored from a misspelt question by its terms as written', async () => {
+    // Stored and dismissed before misspellings were respelled: its terms are the question's own.
+    const at = new Date().toISOString();
+    await t.deps.store.db
+      .insertInto('knowledge_gaps')
+      .values({ id: 'gap_typed', project_id: p.project.id, question: 'how long do i have to retrun an itme', terms: JSON.stringify(['itme', 'long', 'retrun']), signature: 'itme long retrun', status: 'dismissed', answer: null, faq_source_id: null, closed_at: at, created_at: at, updated_at: at })
+      .execute();
+    await rateDown(await ask('how long do i have to retrun an itme'));
+    expect(await gaps()).toEqual([]);
+    const rows = await t.deps.store.db.selectFrom('knowledge_gaps').select('id').where('project_id', '=', p.project.id).execute();
+    expect(rows).toEqual([{ id: 'gap_typed' }]);
+  });
+
   it('resolves a gap into the FAQ, after which the agent answers it and its paraphrases and cites that item', async () => {
     await ask('Do you offer gift wrapping?');
     await ask('Do you have a shop in Berlin?');

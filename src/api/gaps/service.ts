@@ -31,7 +31,8 @@ export const questionTerms = (text: string) => [...new Set(keywords(text))];
 /**
  * The key terms of a project's questions, each misspelling read first as the word of the project's
  * content it stands for, as search reads it: "how do I rset my pasword" groups with "How do I reset
- * my password?". A word spelt right keeps its terms, so gaps stored before still match.
+ * my password?". A question spelt right keeps its terms; a gap stored from a misspelt question's
+ * own terms, before they were respelled, still matches by those (knowledgeGaps' `asWritten`).
  */
 export async function projectQuestionTerms(deps: AppDeps, projectId: string): Promise<(text: string) => string[]> {
   const respell = await deps.knowledge.search.respeller(projectId);
@@ -40,7 +41,7 @@ export async function projectQuestionTerms(deps: AppDeps, projectId: string): Pr
 
 /** The open gaps of the last `days` days, most frequent first. */
 export async function listGaps(deps: AppDeps, project: Project, days: number, at = Date.now()): Promise<GapReport[]> {
-  return knowledgeGaps(deps.store.db, project.id, new Date(at - days * DAY_MS).toISOString(), await projectQuestionTerms(deps, project.id));
+  return knowledgeGaps(deps.store.db, project.id, new Date(at - days * DAY_MS).toISOString(), await projectQuestionTerms(deps, project.id), questionTerms);
 }
 
 /**
