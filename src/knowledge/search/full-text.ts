@@ -53,6 +53,8 @@ export function termPairs(terms: string[]): Array<[string, string]> {
 /**
  * What a database contributes to a tiered search: how its query language combines parts, and three
  * ways of reading a query's matches, each returning visible chunks of the project, best first.
+ * `whole` says that every match holds every group of the question (the first tier): a ranking by
+ * which groups a chunk holds has nothing to tell apart there.
  */
 export interface FullTextDialect {
   /** The query matching every one of the expressions. */
@@ -60,14 +62,14 @@ export interface FullTextDialect {
   /** The query matching any of the expressions. */
   any(exprs: string[]): string;
   /** Ranks every match and returns the best `depth` (the cost grows with the matches). */
-  ranked(expr: string, depth: number): Promise<KnowledgeHit[]>;
+  ranked(expr: string, depth: number, whole: boolean): Promise<KnowledgeHit[]>;
   /**
    * Ranks only the first `cap` matches in index order (roughly oldest first) and returns the best
    * `depth` of them; `cut` when more than `cap` chunks matched, so the ranking is not the whole one.
    */
-  sampled(expr: string, depth: number, cap: number): Promise<{ hits: KnowledgeHit[]; cut: boolean }>;
+  sampled(expr: string, depth: number, cap: number, whole: boolean): Promise<{ hits: KnowledgeHit[]; cut: boolean }>;
   /** Ranks the first `cap` matches whose title or headings themselves match, the best `depth` of them. */
-  headed(expr: string, depth: number, cap: number): Promise<KnowledgeHit[]>;
+  headed(expr: string, depth: number, cap: number, whole: boolean): Promise<KnowledgeHit[]>;
 }
 
 /** A tier's part: a dialect expression with its estimated matches (Infinity: unknown, never broad). */
@@ -122,15 +124,16 @@ export async function tieredSearch(
   const broad = (p: Part) => Number.isFinite(p.matches) && p.matches > BROAD_MATCHES;
 
   const tier = async (parts: Part[]): Promise<KnowledgeHit[]> => {
+    const whole = parts.length === 1 && parts[0] === allPart;
     const wide = parts.filter(broad);
     const narrow = parts.filter((p) => !broad(p));
-    if (wide.length === 0) return d.ranked(d.any(parts.map((p) => p.expr)), depth);
-    let hits = narrow.length > 0 ? await d.ranked(d.any(narrow.map((p) => p.expr)), depth) : [];
+    if (wide.length === 0) return d.ranked(d.any(parts.map((p) => p.expr)), depth, whole);
+    let hits = narrow.length > 0 ? await d.ranked(d.any(narrow.map((p) => p.expr)), depth, whole) : [];
     if (hits.length >= want) return hits;
     const expr = d.any(wide.map((p) => p.expr));
-    hits = appendAfter(hits, await d.headed(expr, depth, BROAD_MATCHES));
+    hits = appendAfter(hits, await d.headed(expr, depth, BROAD_MATCHES, whole));
     if (hits.length >= want) return hits;
-    const sample = await d.sampled(expr, depth, BROAD_MATCHES);
+    const sample = await d.sampled(expr, depth, BROAD_MATCHES, whole);
     // Fewer matches than estimated: the sample is every match, ranked as the database would.
     if (!sample.cut && narrow.length === 0) return sample.hits;
     return appendAfter(hits, sample.hits);

@@ -20,6 +20,13 @@ import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from
  * the project's chunks is read through bounded candidate sets instead (its first matches in the
  * bitmap scan's order, title and headings first; see tieredSearch).
  */
+/**
+ * How many of a question's groups, the rarest, PostgreSQL's candidate score counts (one
+ * containment test per candidate each): a long message's further groups are its commonest words,
+ * which say little about where its answer is.
+ */
+export const WEIGHTED_GROUPS = 8;
+
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
     async search(projectId, query, limit, candidates = limit, matches, weight) {
@@ -49,21 +56,22 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
       };
       // ts_rank knows no rarity: a chunk saying the question's common words often outranks one that
       // holds its rare ones. With the groups' weights (their IDF in the project), a chunk scores the
-      // weight of the groups it holds first, ts_rank (at most 1) breaking ties, as BM25's IDF has it
-      // on SQLite. Within the first tier, which holds every group, that leaves ts_rank's order; it
-      // decides which chunks of the later tiers are candidates. Each group's query is parsed once
-      // (the single row `g`), not per chunk.
-      const weighted = weight !== undefined && groups.length > 1;
-      const held = weighted ? sql.join(groups.map((group, i) => sql`${weight(group)}::float8 * (c.tsv @@ g.${sql.raw(`g${i}`)})::int`), sql` + `) : null;
-      const parsed = weighted ? sql`, (select ${sql.join(terms.map((term, i) => sql`to_tsquery('english', ${term}) as ${sql.raw(`g${i}`)}`))}) g` : sql``;
+      // weight of the WEIGHTED_GROUPS rarest groups it holds plus its ts_rank (at most 1), as BM25's
+      // IDF has it on SQLite. It decides which chunks of the later tiers are candidates; in the
+      // first, where every chunk holds every group, ts_rank alone ranks. Each group's query is a
+      // function scan beside `q`, so it is parsed once per query whatever plan runs it.
+      const rarest = weight && groups.length > 1 ? groups.map((group, i) => ({ i, w: weight(group) })).sort((a, b) => b.w - a.w).slice(0, WEIGHTED_GROUPS) : [];
+      const parsed = rarest.length > 0 ? sql`, ${sql.join(rarest.map(({ i }) => sql`to_tsquery('english', ${terms[i]!}) ${sql.raw(`g${i}`)}`))}` : sql``;
       const tsRank = sql`ts_rank('{0.1, 0.4, 1.0, 0.6}', c.tsv, q, 1)`;
-      const rank = held ? sql`(${held} + ${tsRank})` : tsRank;
+      const held = rarest.length > 0 ? sql.join(rarest.map(({ i, w }) => sql`${w}::float8 * (c.tsv @@ ${sql.raw(`g${i}`)})::int`), sql` + `) : null;
+      const rank = (whole: boolean) => (held && !whole ? sql`(${held} + ${tsRank})` : tsRank);
+      const from = (tsquery: string, whole: boolean) => sql`knowledge_chunks c, to_tsquery('english', ${tsquery}) q${whole ? sql`` : parsed}`;
       // A sub-select with a LIMIT and no ORDER BY reads (and ranks) only that many matches, in the
       // order the index hands them over; the outer query sorts them.
-      const firstMatches = (match: RawBuilder<unknown>, tsquery: string, cap: number) => (depth: number) =>
+      const firstMatches = (match: RawBuilder<unknown>, tsquery: string, cap: number, whole: boolean) => (depth: number) =>
         sql`select rowid, score, count(*) over () as total from (
-              select c.rowid, ${rank} as score
-              from knowledge_chunks c, to_tsquery('english', ${tsquery}) q${parsed}
+              select c.rowid, ${rank(whole)} as score
+              from ${from(tsquery, whole)}
               where c.project_id = ${projectId} and ${match}
               limit ${cap}) m
             order by score desc, rowid
@@ -71,26 +79,26 @@ export function postgresFullText(db: Kysely<Database>): FullTextIndex {
       const dialect: FullTextDialect = {
         all: (exprs) => (exprs.length === 1 ? exprs[0]! : `(${exprs.join(' & ')})`),
         any: (exprs) => exprs.join(' | '),
-        ranked: async (tsquery, depth) =>
+        ranked: async (tsquery, depth, whole) =>
           (
             await read(
               (d) => sql`
-                select c.rowid, ${rank} as score, 0 as total
-                from knowledge_chunks c, to_tsquery('english', ${tsquery}) q${parsed}
+                select c.rowid, ${rank(whole)} as score, 0 as total
+                from ${from(tsquery, whole)}
                 where c.project_id = ${projectId} and c.tsv @@ q
                 order by score desc, c.rowid
                 limit ${d}`,
               depth,
             )
           ).hits,
-        sampled: async (tsquery, depth, cap) => {
-          const { hits, total } = await read(firstMatches(sql`c.tsv @@ q`, tsquery, cap + 1), Math.min(depth, cap));
+        sampled: async (tsquery, depth, cap, whole) => {
+          const { hits, total } = await read(firstMatches(sql`c.tsv @@ q`, tsquery, cap + 1, whole), Math.min(depth, cap));
           return { hits, cut: total > cap };
         },
         // The title and headings alone, as migration 014 indexes them (the same expression, so the
         // planner uses that index); ranked by the whole weighted tsvector.
-        headed: async (tsquery, depth, cap) =>
-          (await read(firstMatches(sql`to_tsvector('english', c.title || ' ' || c.headings) @@ q`, tsquery, cap), Math.min(depth, cap))).hits,
+        headed: async (tsquery, depth, cap, whole) =>
+          (await read(firstMatches(sql`to_tsvector('english', c.title || ' ' || c.headings) @@ q`, tsquery, cap, whole), Math.min(depth, cap))).hits,
       };
       return tieredSearch(dialect, terms, limit, candidates, matches && groups.map(matches));
     },
