@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunkPage } from './chunk.js';
 import { markdownToPage } from './markdown.js';
+import { definitionTerms } from './types.js';
 
 const sentence = (i: number) => `Sentence number ${i} explains one more detail of the warranty terms.`;
 
@@ -100,5 +101,14 @@ describe('chunkPage', () => {
     // A chunk that fills up at a break ends there: the next starts at the entry, with no overlap.
     const small = chunkPage(markdownToPage(markdown, ''), { maxChars: 150, overlapChars: 60, maxTableChars: 400 });
     expect(small.map((c) => c.text)).toEqual([entry('alpha'), entry('beta'), entry('gamma'), 'More text.']);
+  });
+});
+
+describe('definition-list entries in a chunk', () => {
+  it('finds each term above its description, with or without a blank line between', () => {
+    const html = 'shared_buffers (integer)\n\n: Sets the amount of memory.\n\nwork_mem (integer)\n\n: Sets the base maximum.\n\nA paragraph after the list.';
+    expect(definitionTerms(html)).toEqual(['shared_buffers (integer)', 'work_mem (integer)']);
+    // Markdown's own form: the term's line right above its description.
+    expect(definitionTerms('Apple\n: A fruit.\n  : A company.\nNo term here.')).toEqual(['Apple']);
   });
 });

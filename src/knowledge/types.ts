@@ -29,6 +29,21 @@ export type Block =
 /** How a thematic break reads in a chunk's text: Markdown's own. */
 export const THEMATIC_BREAK = '---';
 
+/**
+ * How a definition's description starts a line of a chunk's text: `: ` (the definition-list form of
+ * PHP Markdown Extra and Pandoc, which extract.ts writes for `<dl>` entries).
+ */
+export const DEFINITION = /^\s*:\s+/;
+
+/**
+ * The definition-list terms of a chunk's text: each line directly above a description line (blank
+ * lines between them aside) that is no description itself. The entry runs from its term to the next.
+ */
+export function definitionTerms(text: string): string[] {
+  const lines = text.split('\n').filter((line) => line.trim());
+  return lines.filter((line, i) => i + 1 < lines.length && DEFINITION.test(lines[i + 1]!) && !DEFINITION.test(line)).map((line) => line.trim());
+}
+
 /** A document reduced to its structure: what chunking works from. */
 export interface Page {
   title: string;

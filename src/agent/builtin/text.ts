@@ -1,3 +1,5 @@
+import { DEFINITION } from '../../knowledge/types.js';
+
 /**
  * Small, dependency-free text helpers for the builtin model's decisions: word lists without filler
  * words, a crude stemmer (so "orders" meets "order"), overlap scores and sentence splitting.
@@ -96,8 +98,6 @@ function rowSentence(header: string[], line: string): string {
  * option), nor is a hash: headings are not in a passage's text, so "# …" is a code comment.
  */
 const LINE_MARKER = /^\s*[-*•+>]\s+/;
-/** A definition line under a term (": description"). */
-const DEFINITION = /^\s*:\s+/;
 
 /**
  * Splits a passage into sentences, keeping list items and headings as their own lines. A table

@@ -1,4 +1,4 @@
-import type { KnowledgeHit } from '../types.js';
+import { definitionTerms, type KnowledgeHit } from '../types.js';
 import { idf, unknownWord, type Lexicon, type TermGroup } from './lexicon.js';
 import { stem, termsOf } from './terms.js';
 
@@ -104,16 +104,11 @@ export function chunkTerms(hit: KnowledgeHit, cache?: Map<string, ChunkTerms>): 
 }
 
 /**
- * The words of a chunk's definition-list terms: the paragraph above each ": description" paragraph
- * (how the chunk text writes an entry, see extract.ts). In a reference page the term is the entry's
- * name ("shared_buffers (integer)", "json.dumps(obj, *, …)"), a heading in all but markup.
+ * The words of a chunk's definition-list terms (see definitionTerms). In a reference page the term
+ * is the entry's name ("shared_buffers (integer)", "json.dumps(obj, *, …)"), a heading in all but
+ * markup.
  */
-function entryTerms(text: string): string[] {
-  const paragraphs = text.split(/\n\s*\n/);
-  const out: string[] = [];
-  for (let i = 0; i + 1 < paragraphs.length; i++) if (paragraphs[i + 1]!.startsWith(': ')) out.push(...termsOf(paragraphs[i]!));
-  return out;
-}
+const entryTerms = (text: string) => definitionTerms(text).flatMap((term) => termsOf(term));
 
 /** Chunk analyses kept per app. */
 const CHUNK_CACHE = 5_000;
