@@ -29,23 +29,35 @@ export interface Grouped<T> {
  */
 export function groupQuestions<T>(items: readonly T[], textOf: (item: T) => string, termsOf: (text: string) => string[]): Array<Grouped<T>> {
   const groups: Array<Grouped<T>> = [];
+  // The groups holding each term: a question is compared only with the groups it shares a term
+  // with (a similarity above zero needs one), so thousands of different questions are not each
+  // compared with every group.
+  const holding = new Map<string, Set<number>>();
   for (const item of items) {
     const terms = new Set(termsOf(textOf(item)));
     if (terms.size === 0) continue;
-    let best: Grouped<T> | null = null;
+    const candidates = new Set<number>();
+    for (const t of terms) for (const g of holding.get(t) ?? []) candidates.add(g);
+    let best = -1;
     let bestScore = 0;
-    for (const g of groups) {
-      const score = Math.max(...g.terms.map((t) => jaccard(terms, t)));
+    // In the order the groups were made: of equally similar groups, the earliest wins.
+    for (const g of [...candidates].sort((a, b) => a - b)) {
+      const score = Math.max(...groups[g]!.terms.map((t) => jaccard(terms, t)));
       if (score >= GROUP_SIMILARITY && score > bestScore) {
         best = g;
         bestScore = score;
       }
     }
-    if (best) {
-      best.members.push(item);
-      best.terms.push(terms);
-    } else {
-      groups.push({ members: [item], terms: [terms] });
+    if (best < 0) {
+      best = groups.length;
+      groups.push({ members: [], terms: [] });
+    }
+    groups[best]!.members.push(item);
+    groups[best]!.terms.push(terms);
+    for (const t of terms) {
+      const held = holding.get(t);
+      if (held) held.add(best);
+      else holding.set(t, new Set([best]));
     }
   }
   return groups;
