@@ -229,10 +229,13 @@ export function respellText(text: string, lexicon: Lexicon, known?: Map<string, 
     // Each try reads every spelling one edit away: a message of gibberish must not cost a report
     // of thousands of messages seconds. A question's slips are a few, in words of usual length.
     if (tried >= MAX_RESPELLED_WORDS || w.length > MAX_RESPELLED_WORD_LENGTH || w.length < MIN_RESPELLED_LENGTH || !unknownWord(w, lexicon)) return word;
-    // A stopword is no slip ("with", which WordNet does not list, is not "width"); nor is a misspelt
-    // one read as a content word: search leaves both out (queryGroups).
-    if (isStopword(w) || (!names.has(w) && misspeltStopword(w, lexicon))) return word;
+    // A stopword is no slip ("with", which WordNet does not list, is not "width"), and a misspelt one
+    // is read as the stopword it stands for ("woudl" as "would"), not as a content word: search
+    // leaves both out (queryGroups).
+    if (isStopword(w)) return word;
     tried++;
+    const stopword = names.has(w) ? null : stopwordMisspelt(w, lexicon);
+    if (stopword) return stopword;
     // `known` keeps what a word was read as, across the messages of one report (a word read as a
     // name is read on its own: the same letters elsewhere need not be a name).
     const key = names.has(w) ? `${w}\u0000name` : w;
@@ -290,9 +293,14 @@ export function unknownWord(word: string, lexicon: Lexicon): boolean {
  * stands for, where it would otherwise weigh the most, as a word the content never uses.
  */
 export function misspeltStopword(word: string, lexicon: Lexicon): boolean {
-  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return false;
-  for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return true;
-  return false;
+  return stopwordMisspelt(word, lexicon) !== null;
+}
+
+/** The stopword a misspelt stopword stands for (see misspeltStopword), or null. */
+function stopwordMisspelt(word: string, lexicon: Lexicon): string | null {
+  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return null;
+  for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return candidate;
+  return null;
 }
 
 /**
