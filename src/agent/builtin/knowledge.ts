@@ -293,8 +293,10 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fa
   let best = -1;
   let bestScore = -1;
   // A sentence of a definition-list entry is about the entry's term: it reads with the term's words
-  // ("The default is typically 128 megabytes" under "shared_buffers (integer)"). Up to a thematic
-  // break, which ends the entry.
+  // ("The default is typically 128 megabytes" under "shared_buffers (integer)"), up to the next term
+  // or a thematic break, which end the entry. The text does not mark where a list ends, so a
+  // paragraph after it in the same chunk reads with the last entry's words, as it is quoted with
+  // that entry (nextTerm).
   let entry: string[] = [];
   list.forEach((s, i) => {
     if (s.term) entry = keywords(s.text);
