@@ -73,6 +73,11 @@ describe('what search learns from the content', () => {
     // Stopwords, which WordNet does not list, stay even one edit from the content's words.
     const near = { ...lexicon, df: new Map([...lexicon.df, ...['width', 'form', 'info', 'world'].map((w): [string, number] => [stem(w), 3])]) };
     expect(respellText('Could I pay with PayPal from Germany into a world account?', near)).toBe('Could I pay with PayPal from Germany into a world account?');
+    // `known` keeps each word's reading for the next messages of a report: read from it, not again.
+    const known = new Map<string, string | null>([['itme', 'idem']]);
+    expect(respellText('an itme', lexicon, known)).toBe('an idem');
+    respellText('my pasword', lexicon, known);
+    expect(known.get('pasword')).toBe('password');
     // A misspelt stopword is read as the stopword, not as the content word one edit away.
     expect(respellText('How woudl I retrun it?', { ...near, df: new Map([...near.df, [stem('would'), 2], [stem('wound'), 3]]) })).toBe('How would I return it?');
     // The work is bounded: MAX_RESPELLED_WORDS tries a message, none on a word longer than any slip.
