@@ -3,7 +3,7 @@ import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { KnowledgeGapsTable } from '../store/schema.js';
-import { GROUP_SIMILARITY, groupQuestions, jaccard, termsOfEach } from './question-groups.js';
+import { GROUP_SIMILARITY, groupQuestions, jaccard, leadOf, termsOfEach } from './question-groups.js';
 
 type Db = Kysely<Database>;
 export type GapRow = Selectable<KnowledgeGapsTable>;
@@ -102,7 +102,8 @@ const termsOfRow = (row: GapRow) => new Set(JSON.parse(row.terms) as string[]);
  * its id from one read to the next. A dismissed gap stays hidden; a resolved one comes back only
  * when its question goes unanswered again after it was resolved. `asWritten` gives a question's
  * terms as written, when `termsOf` reads them otherwise (misspellings respelled): a gap stored from
- * those terms still matches its questions by them.
+ * those terms still matches its questions by them, and a new gap's question is its first one spelt
+ * right (leadOf), which a resolution makes the FAQ item's question.
  */
 export async function knowledgeGaps(
   db: Db,
@@ -129,7 +130,8 @@ export async function knowledgeGaps(
       }
     }
     if (!match) {
-      match = await ensureGap(db, projectId, group.members[0]!.text, [...group.terms[0]!]);
+      const lead = leadOf(group, (q) => q.text, asWritten);
+      match = await ensureGap(db, projectId, group.members[lead]!.text, [...group.terms[lead]!]);
       known.push({ row: match, terms: termsOfRow(match) });
     }
     const entry = byGap.get(match.id) ?? { row: match, members: [] };

@@ -63,6 +63,20 @@ export function groupQuestions<T>(items: readonly T[], textOf: (item: T) => stri
   return groups;
 }
 
+/**
+ * Which member stands for a group (its question in a report, a gap's question and so the question
+ * of the FAQ item that resolves it): the first whose terms are its terms as written (`asWritten`),
+ * that is, spelt as the content spells it, else the first.
+ */
+export function leadOf<T>(group: Grouped<T>, textOf: (item: T) => string, asWritten: (text: string) => string[]): number {
+  const lead = group.members.findIndex((member, i) => {
+    const written = new Set(asWritten(textOf(member)));
+    const terms = group.terms[i]!;
+    return written.size === terms.size && [...terms].every((t) => written.has(t));
+  });
+  return Math.max(0, lead);
+}
+
 /** Texts read between two turns of the event loop by termsOfEach. */
 const TEXTS_PER_TURN = 50;
 

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
-import { groupQuestions, termsOfEach } from './question-groups.js';
+import { groupQuestions, leadOf, termsOfEach } from './question-groups.js';
 import { idleCutoff, statusCondition } from './status.js';
 
 type Db = Kysely<Database>;
@@ -169,10 +169,18 @@ export interface TopQuestion {
 
 /**
  * What users asked most since `from`: their messages grouped the way knowledge gaps are (see
- * question-groups.ts; `termsOf` gives a message's key terms), most frequent first. Messages without
- * a key term ("thanks!") are left out.
+ * question-groups.ts; `termsOf` gives a message's key terms, `asWritten` its terms as written),
+ * most frequent first, each as its first message spelt right (leadOf). Messages without a key
+ * term ("thanks!") are left out.
  */
-export async function topQuestions(db: Db, projectId: string, from: string, termsOf: (text: string) => string[], limit = 10): Promise<TopQuestion[]> {
+export async function topQuestions(
+  db: Db,
+  projectId: string,
+  from: string,
+  termsOf: (text: string) => string[],
+  asWritten: (text: string) => string[] = termsOf,
+  limit = 10,
+): Promise<TopQuestion[]> {
   const rows = await db
     .selectFrom('messages')
     .select(['content', 'created_at'])
@@ -185,7 +193,7 @@ export async function topQuestions(db: Db, projectId: string, from: string, term
     .execute();
   rows.reverse();
   return groupQuestions(rows, (r) => r.content, await termsOfEach(rows.map((r) => r.content), termsOf))
-    .map((g) => ({ question: g.members[0]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
+    .map((g) => ({ question: g.members[leadOf(g, (r) => r.content, asWritten)]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
     .sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1))
     .slice(0, limit);
 }

@@ -5,6 +5,7 @@ import { packCursor, unpackCursor } from '../../lib/cursor.js';
 import { BadRequest } from '../../lib/errors.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
+import { questionTerms } from '../gaps/service.js';
 import type { ActivityItem, Analytics } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -107,6 +108,6 @@ export async function projectAnalytics(db: Db, project: Project, days: number, t
     },
     byDay: [...byDay.values()],
     byHour: Array.from({ length: 24 }, (_, h) => ({ hour: h, messages: counts.byHour.find((r) => r.hour === h)?.n ?? 0 })),
-    topQuestions: await topQuestions(db, project.id, from, termsOf),
+    topQuestions: await topQuestions(db, project.id, from, termsOf, questionTerms),
   };
 }
