@@ -234,17 +234,16 @@ export function respellText(text: string, lexicon: Lexicon, known?: Map<string, 
     // leaves both out (queryGroups).
     if (isStopword(w)) return word;
     tried++;
-    const stopword = names.has(w) ? null : stopwordMisspelt(w, lexicon);
-    if (stopword) return stopword;
     // `known` keeps what a word was read as, across the messages of one report (a word read as a
     // name is read on its own: the same letters elsewhere need not be a name).
-    const key = names.has(w) ? `${w}\u0000name` : w;
+    const name = names.has(w);
+    const key = name ? `${w}\u0000name` : w;
     let spelled = known?.get(key);
     if (spelled === undefined) {
-      spelled = respelled(w, lexicon, names.has(w));
+      spelled = respelled(w, lexicon, name, !name);
       known?.set(key, spelled);
     }
-    return spelled && !(all.includes(spelled) && endsDiffer(w, spelled)) ? spelled : word;
+    return spelled && (isStopword(spelled) || !(all.includes(spelled) && endsDiffer(w, spelled))) ? spelled : word;
   });
 }
 
@@ -293,14 +292,9 @@ export function unknownWord(word: string, lexicon: Lexicon): boolean {
  * stands for, where it would otherwise weigh the most, as a word the content never uses.
  */
 export function misspeltStopword(word: string, lexicon: Lexicon): boolean {
-  return stopwordMisspelt(word, lexicon) !== null;
-}
-
-/** The stopword a misspelt stopword stands for (see misspeltStopword), or null. */
-function stopwordMisspelt(word: string, lexicon: Lexicon): string | null {
-  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return null;
-  for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return candidate;
-  return null;
+  if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return false;
+  for (const candidate of oneEditFrom(word)) if (isStopword(candidate)) return true;
+  return false;
 }
 
 /**
@@ -308,14 +302,16 @@ function stopwordMisspelt(word: string, lexicon: Lexicon): string | null {
  * MIN_RESPELLED_LENGTH letters that neither the content nor WordNet knows (so not a name or a
  * word the content lacks: "Litestream", "teammate"), one edit from a word the content uses (see
  * oneEditFrom). Of several, the one the most chunks hold, an English word before a mere stem.
- * Null when none.
+ * Null when none. With `stopwords`, a misspelt stopword (see misspeltStopword) is read as the
+ * stopword, whatever the content holds, in the same pass over the spellings.
  */
-export function respelled(word: string, lexicon: Lexicon, name = false): string | null {
+export function respelled(word: string, lexicon: Lexicon, name = false, stopwords = false): string | null {
   if (word.length < MIN_RESPELLED_LENGTH || !unknownWord(word, lexicon)) return null;
   let best: string | null = null;
   let bestCount = 0;
   let bestEnglish = false;
   for (const candidate of oneEditFrom(word, name)) {
+    if (stopwords && isStopword(candidate)) return candidate;
     const count = lexicon.df.get(stem(candidate)) ?? 0;
     if (count > bestCount) {
       best = candidate;
