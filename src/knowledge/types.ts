@@ -41,8 +41,12 @@ export const DEFINITION = /^\s*:\s+/;
  */
 export function definitionTerms(text: string): string[] {
   const lines = text.split('\n').filter((line) => line.trim());
-  return lines.filter((line, i) => i + 1 < lines.length && DEFINITION.test(lines[i + 1]!) && !DEFINITION.test(line)).map((line) => line.trim());
+  return lines.filter((_, i) => isDefinitionTerm(lines, i)).map((line) => line.trim());
 }
+
+/** Whether `lines[i]` (a passage's lines without its blank ones) is a definition-list term. */
+export const isDefinitionTerm = (lines: readonly string[], i: number) =>
+  i + 1 < lines.length && DEFINITION.test(lines[i + 1]!) && !DEFINITION.test(lines[i]!);
 
 /** A document reduced to its structure: what chunking works from. */
 export interface Page {

@@ -1,4 +1,4 @@
-import { DEFINITION } from '../../knowledge/types.js';
+import { DEFINITION, isDefinitionTerm } from '../../knowledge/types.js';
 
 /**
  * Small, dependency-free text helpers for the builtin model's decisions: word lists without filler
@@ -125,7 +125,7 @@ export function sentenceLines(text: string): Sentence[] {
       }
       if (header) return [{ text: rowSentence(header, line), step: false, row: true, ...at }];
     } else header = null;
-    if (i + 1 < lines.length && DEFINITION.test(lines[i + 1]!) && !DEFINITION.test(line)) {
+    if (isDefinitionTerm(lines, i)) {
       return [{ text: line.trim(), step: false, row: false, ...at, term: true }];
     }
     // A step's number stays with its first sentence ("3. Print the label."), not a sentence of its own;
