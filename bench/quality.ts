@@ -288,9 +288,8 @@ export async function run(): Promise<void> {
         'pairs of different questions grouped': { dev: grouped.dev.mixed, test: grouped.test.mixed },
       });
       const sets = names.length;
-      const questions = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questions, 0);
-      const ms = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questionsMs, 0);
-      const plain = (['dev', 'test'] as const).reduce((n, split) => n + grouped[split].questionsPlainMs, 0);
+      const total = (k: keyof Grouping) => grouped.dev[k] + grouped.test[k];
+      const [questions, ms, plain] = [total('questions'), total('questionsMs'), total('questionsPlainMs')];
       console.log(
         `Reading a message's terms for grouping on ${kind}, misspellings respelled against the plain reading: ` +
           `${questions} questions and their variants ${ms.toFixed(1)} ms (${(ms / plain).toFixed(1)}×); ` +

@@ -119,7 +119,7 @@ export async function knowledgeGaps(
 
   const byGap = new Map<string, { row: GapRow; members: UnansweredQuestion[] }>();
   for (const group of groups) {
-    const written = asWritten === termsOf ? [] : group.members.map((m) => new Set(asWritten(m.text)));
+    const written = group.members.map((m) => new Set(asWritten(m.text)));
     let match: GapRow | null = null;
     let best = 0;
     for (const k of known) {
@@ -130,7 +130,7 @@ export async function knowledgeGaps(
       }
     }
     if (!match) {
-      const lead = leadOf(group, (q) => q.text, asWritten);
+      const lead = leadOf(group, written);
       match = await ensureGap(db, projectId, group.members[lead]!.text, [...group.terms[lead]!]);
       known.push({ row: match, terms: termsOfRow(match) });
     }

@@ -65,15 +65,11 @@ export function groupQuestions<T>(items: readonly T[], textOf: (item: T) => stri
 
 /**
  * Which member stands for a group (its question in a report, a gap's question and so the question
- * of the FAQ item that resolves it): the first whose terms are its terms as written (`asWritten`),
- * that is, spelt as the content spells it, else the first.
+ * of the FAQ item that resolves it): the first whose terms are its terms as written (`written`,
+ * parallel to the members), that is, spelt as the content spells it, else the first.
  */
-export function leadOf<T>(group: Grouped<T>, textOf: (item: T) => string, asWritten: (text: string) => string[]): number {
-  const lead = group.members.findIndex((member, i) => {
-    const written = new Set(asWritten(textOf(member)));
-    const terms = group.terms[i]!;
-    return written.size === terms.size && [...terms].every((t) => written.has(t));
-  });
+export function leadOf<T>(group: Grouped<T>, written: ReadonlyArray<ReadonlySet<string>>): number {
+  const lead = group.terms.findIndex((terms, i) => terms.size === written[i]!.size && [...terms].every((t) => written[i]!.has(t)));
   return Math.max(0, lead);
 }
 

@@ -193,7 +193,7 @@ export async function topQuestions(
     .execute();
   rows.reverse();
   return groupQuestions(rows, (r) => r.content, await termsOfEach(rows.map((r) => r.content), termsOf))
-    .map((g) => ({ question: g.members[leadOf(g, (r) => r.content, asWritten)]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
+    .map((g) => ({ question: g.members[leadOf(g, g.members.map((r) => new Set(asWritten(r.content))))]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
     .sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1))
     .slice(0, limit);
 }
