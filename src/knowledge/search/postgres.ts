@@ -5,6 +5,13 @@ import type { KnowledgeHit } from '../types.js';
 import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from './full-text.js';
 
 /**
+ * How many of a question's groups, the rarest, PostgreSQL's candidate score counts (one
+ * containment test per candidate each): a long message's further groups are its commonest words,
+ * which say little about where its answer is.
+ */
+export const WEIGHTED_GROUPS = 8;
+
+/**
  * Full text on PostgreSQL: a stored, weighted tsvector (title A, headings B, text C) with a GIN
  * index, ranked by the weight of the query's groups a chunk holds when the search gives their
  * weights, then by ts_rank (term frequency weighted by where the term occurs: headings weigh most,
@@ -20,13 +27,6 @@ import { groupsOf, tieredSearch, type FullTextDialect, type FullTextIndex } from
  * the project's chunks is read through bounded candidate sets instead (its first matches in the
  * bitmap scan's order, title and headings first; see tieredSearch).
  */
-/**
- * How many of a question's groups, the rarest, PostgreSQL's candidate score counts (one
- * containment test per candidate each): a long message's further groups are its commonest words,
- * which say little about where its answer is.
- */
-export const WEIGHTED_GROUPS = 8;
-
 export function postgresFullText(db: Kysely<Database>): FullTextIndex {
   return {
     async search(projectId, query, limit, candidates = limit, matches, weight) {
