@@ -126,6 +126,15 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard activity feed in 
   }, 90_000);
 });
 
-function waitForPoll(page: Page, projectId: string) {
-  return page.waitForResponse((res) => res.url().includes(`/projects/${projectId}/activity`) && res.status() === 200);
+/**
+ * The next poll's answer, which must be a 200: any other answer fails here with its status and
+ * body, and a poll that never comes fails with when the page polled, rather than a bare timeout.
+ */
+async function waitForPoll(page: Page, projectId: string) {
+  const res = await page.waitForResponse((r) => r.url().includes(`/projects/${projectId}/activity`)).catch(async (err: Error) => {
+    const polled = await page.evaluate(() => ({ now: Date.now(), pollTimes: (window as unknown as { pollTimes: number[] }).pollTimes }));
+    throw new Error(`No activity poll answered; the page's clock is at ${polled.now} and it polled at ${polled.pollTimes.join(', ')}: ${err.message}`);
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  return res;
 }
