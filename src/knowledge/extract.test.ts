@@ -121,6 +121,23 @@ describe('htmlToPage', () => {
     expect(chunks.map((c) => c.text).join('\n')).not.toMatch(/\bPrev\b|\bHome\b/);
   });
 
+  it('keeps the lead between the h1 and Readability’s article: a manual page’s NAME line, a first section', () => {
+    // AsciiDoc puts the h1 and the NAME line in <div id="header">, which Readability leaves out as a
+    // site header; its pages are written with CR LF, which an HTML parser reads as LF.
+    const git = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/git/docs/git-cherry-pick.html', import.meta.url), 'utf8'), null));
+    const name = git.find((c) => c.text.includes('git-cherry-pick - Apply the changes introduced by some existing commits'));
+    expect(name?.headingPath).toEqual(['git-cherry-pick(1) Manual Page', 'NAME']);
+    expect(git.find((c) => c.headingPath.includes('SYNOPSIS'))?.text).toMatch(/^git cherry-pick \[--edit\][^\r]*\ngit cherry-pick \(--continue/);
+    expect(git.map((c) => c.text).join('\n')).not.toContain('\r');
+    // A page Readability keeps too little of is read whole, without AsciiDoc's <div id="footer">.
+    const commit = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/git/docs/git-commit.html', import.meta.url), 'utf8'), null));
+    expect(commit.find((c) => c.text.includes('git-commit - Record changes to the repository'))).toBeDefined();
+    expect(commit.at(-1)?.text).toBe('Part of the git(1) suite');
+    // SQLite's rowid tables page: Readability's article starts at its second section.
+    const sqlite = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/sqlite/docs/rowidtable.html', import.meta.url), 'utf8'), null));
+    expect(sqlite.find((c) => c.text.includes('is any table in an SQLite schema that'))?.headingPath).toEqual(['Rowid Tables', '1.0 Definition']);
+  });
+
   it('drops the permalinks of headings and definitions, not a link to a place on the page that has words', () => {
     // Sphinx and MkDocs end each heading and signature with "¶"; Docusaurus with a zero-width space.
     const sphinx = page(

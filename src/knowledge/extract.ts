@@ -66,6 +66,23 @@ export function pageTitle(title: string, h1: string): string {
 }
 
 /**
+ * The article with what the page says between its h1 and the article's first block put back in front.
+ * Readability leaves out an element whose id or class reads like a site's header ("header", "banner")
+ * even when it holds the page's own h1 and lead: a manual page built by AsciiDoc keeps its NAME line
+ * ("git-cherry-pick - Apply the changes introduced by some existing commits"), the one sentence that
+ * says what the page is for, in `<div id="header">` with its h1.
+ */
+function withLead(article: Block[], body: Block[], h1Text: string): Block[] {
+  const h1 = body.findIndex((b) => b.kind === 'heading' && b.level === 1 && b.text === h1Text);
+  const first = article[0];
+  if (h1 < 0 || !first) return article;
+  const start = body.findIndex((b, i) => i > h1 && b.kind === first.kind && b.text === first.text);
+  if (start < 0) return article;
+  const lead = body.slice(h1 + 1, start);
+  return hasContent(lead) ? [...lead, ...article] : article;
+}
+
+/**
  * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
  * footer, aside and their ARIA landmark roles, DocBook's navigation bars) are dropped first. When
  * the page marks its main content (`<main>`, `role="main"`, a single `<article>`), that is what is
@@ -88,7 +105,7 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
     const body: Block[] = [];
     domBlocks(document.body as unknown as Element, body);
-    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? article : body;
+    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? withLead(article, body, h1Text) : body;
   }
   if (h1Text && !blocks.some((b) => b.kind === 'heading' && (b.level === 1 || b.text === h1Text))) {
     // Readability removes the h1 that repeats the page title, and a header can hold it: put it back

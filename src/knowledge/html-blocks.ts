@@ -30,6 +30,8 @@ const BOILERPLATE_ROLES = new Set(['navigation', 'contentinfo', 'complementary',
 const INLINE = new Set(['a', 'span', 'strong', 'em', 'b', 'i', 'code', 'small', 'sup', 'sub', 'abbr', 'mark', 'time', 'br', 'kbd', 'var', 'samp', 'q', 'cite', 'u', 's', 'dfn', 'font']);
 /** Class names of the navigation bars DocBook's HTML output puts above and below each page (Prev, Up, Home, Next). */
 const BOILERPLATE_CLASSES = new Set(['navheader', 'navfooter']);
+/** Ids of a page's footer written as a `<div>`, as AsciiDoc writes it ("Last updated 2024-05-31 00:35:55 UTC"). */
+const BOILERPLATE_IDS = new Set(['footer']);
 /** The boilerplate above as one selector, for removing it from a whole document. */
 export const BOILERPLATE_SELECTOR = [
   'nav',
@@ -37,6 +39,7 @@ export const BOILERPLATE_SELECTOR = [
   'aside',
   ...[...BOILERPLATE_ROLES].map((role) => `[role="${role}"]`),
   ...[...BOILERPLATE_CLASSES].map((name) => `.${name}`),
+  ...[...BOILERPLATE_IDS].map((id) => `#${id}`),
 ].join(', ');
 
 /**
@@ -100,7 +103,8 @@ const skipped = (el: Element) =>
   hidden(el) ||
   permalink(el) ||
   BOILERPLATE_ROLES.has((el.getAttribute('role') ?? '').toLowerCase()) ||
-  classesOf(el).some((c) => BOILERPLATE_CLASSES.has(c));
+  classesOf(el).some((c) => BOILERPLATE_CLASSES.has(c)) ||
+  BOILERPLATE_IDS.has(el.getAttribute('id') ?? '');
 
 /**
  * A superscript as plain text reads it: `2<sup>31</sup>` is `2^31`, not "231", and a longer exponent
@@ -261,7 +265,8 @@ export function domBlocks(node: Element, out: Block[]): void {
       out.push({ kind: 'break', text: THEMATIC_BREAK });
     } else if (tag === 'pre') {
       flushLoose();
-      const text = (el.textContent ?? '').trim();
+      // An HTML parser reads CR LF as LF; linkedom keeps the CR (AsciiDoc's pages are written with CR LF).
+      const text = (el.textContent ?? '').replace(/\r\n?/g, '\n').trim();
       if (text) out.push({ kind: 'code', text });
     } else if (INLINE.has(tag)) {
       loose.push(el);
