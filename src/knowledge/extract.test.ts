@@ -93,6 +93,19 @@ describe('htmlToPage', () => {
     expect(chunks.find((c) => c.text.includes('Send output to the specified file.'))!.headingPath.at(-1)).toBe('Options');
     expect(chunks.find((c) => c.text.includes('The remaining options follow.'))!.headingPath.at(-1)).toBe('Options');
   });
+  it('reads AsciiDoc’s note, a table of one row with the label in its first cell, as a box and its title', () => {
+    const note =
+      '<div class="admonitionblock"><table><tr><td class="icon"><div class="title">Note</div></td>' +
+      '<td class="content">In addition, the date part is accepted in the following formats: YYYY.MM.DD, MM/DD/YYYY and DD.MM.YYYY.</td></tr></table></div>';
+    const table = '<table><tr><th>Format</th><th>Example</th></tr><tr><td>ISO 8601</td><td>2005-04-07T22:13:13</td></tr></table>';
+    const { blocks } = page(`<main><h1>git-commit</h1><h2>DATE FORMATS</h2><p>The GIT_AUTHOR_DATE environment variable supports these formats.</p>${note}${table}</main>`);
+    expect(blocks.slice(3)).toEqual([
+      { kind: 'text', text: 'Note: In addition, the date part is accepted in the following formats: YYYY.MM.DD, MM/DD/YYYY and DD.MM.YYYY.' },
+      // A table outside a box is a table, whatever its rows.
+      { kind: 'table', text: '| Format | Example |\n| --- | --- |\n| ISO 8601 | 2005-04-07T22:13:13 |' },
+    ]);
+  });
+
   it('reads <hr> as a thematic break between the blocks it separates', () => {
     const entry = (name: string) => `Query or change the ${name} setting of the database connection, which every statement then uses.`;
     const body =

@@ -47,7 +47,10 @@ export const BOILERPLATE_SELECTOR = [
  * caution and important; Sphinx's and MkDocs' `admonition`), a callout, a sidebar, GitHub's
  * `markdown-alert`. A heading inside one is the box's title, not a heading of the page.
  */
-const BOX_CLASS = /^(note|tip|hint|warning|caution|important|danger|attention|admonition|callout|sidebar)$|^(admonition|callout|markdown-alert)-/;
+const BOX_CLASS = /^(note|tip|hint|warning|caution|important|danger|attention|admonition|admonitionblock|callout|sidebar)$|^(admonition|callout|markdown-alert)-/;
+
+/** A box's label written as its first line of text rather than as a heading ("Note" in its own cell). */
+const BOX_LABEL = /^(note|tip|hint|warning|caution|important|danger|attention|see also)$/i;
 
 /** An element's class names, as written. */
 const classesOf = (el: Element) => (el.getAttribute('class') ?? '').split(/\s+/);
@@ -72,7 +75,7 @@ function titled(blocks: Block[]): Block[] {
   const out: Block[] = [];
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i]!;
-    if (block.kind !== 'heading') {
+    if (block.kind !== 'heading' && !(i === 0 && block.kind === 'text' && BOX_LABEL.test(block.text))) {
       out.push(block);
       continue;
     }
@@ -206,10 +209,17 @@ function definitionBlocks(dl: Element, out: Block[]): void {
   flushTerms();
 }
 
-/** The blocks of a box (see `boxed`), its headings read as its titles. */
+/**
+ * The blocks of a box (see `boxed`), its headings read as its titles. A box laid out as a table of one
+ * row is read cell by cell: AsciiDoc writes a note as `<table><tr><td class="icon">Note</td><td
+ * class="content">…</td></tr></table>`, which read as a table had "Note" for its column's name.
+ */
 function boxBlocks(el: Element): Block[] {
   const inner: Block[] = [];
-  domBlocks(el, inner);
+  const only = el.children.length === 1 ? el.children[0]! : null;
+  const rows = only?.tagName.toLowerCase() === 'table' ? Array.from(only.querySelectorAll('tr')) : [];
+  if (rows.length === 1 && !rows[0]!.querySelector('th')) for (const cell of Array.from(rows[0]!.children)) domBlocks(cell, inner);
+  else domBlocks(el, inner);
   return titled(inner);
 }
 
