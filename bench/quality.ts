@@ -60,6 +60,7 @@ const SETS: Record<string, { docs: string; type: 'markdown' | 'html' }> = {
   sqlite: { docs: join(ROOT, 'sqlite/docs/'), type: 'html' },
   node: { docs: join(ROOT, 'node/docs/'), type: 'markdown' },
   python: { docs: join(ROOT, 'python/docs/'), type: 'html' },
+  git: { docs: join(ROOT, 'git/docs/'), type: 'html' },
 };
 
 const log = pino({ level: 'silent' });
