@@ -193,7 +193,10 @@ export function looksLikeCode(sentence: string): boolean {
   // items[1:]:"), unless it reads as a sentence introducing a list, and an interactive session's
   // prompt (">>> json.dumps(obj)", "... break").
   if (/^(>>>|\.\.\.)\s/.test(sentence) || (/[)\]]:$/.test(sentence) && !readsAsProse(sentence))) return true;
-  if (/\b[A-Z][A-Z0-9_]{3,}=\S|\$[A-Z_]{2,}|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]/.test(sentence)) return true;
+  if (/\b[A-Z][A-Z0-9_]{3,}=\S|\s-[A-Za-z]\s+["'$]|[{}]\s*["}]/.test(sentence)) return true;
+  // A variable's value ("$GIT_DIR/info/exclude"), unless a sentence of prose names it: manuals
+  // write where a file lives that way ("… should go into the $GIT_DIR/info/exclude file.").
+  if (/\$[A-Z_]{2,}/.test(sentence) && !readsAsProse(sentence)) return true;
   // An arrow or an "or" operator is code, unless it sits in a sentence of prose: API references
   // name them inline ("taking an (err, value) => ... callback as the last argument").
   if (/=>|\|\|/.test(sentence) && !readsAsProse(sentence)) return true;
