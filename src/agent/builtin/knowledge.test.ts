@@ -160,6 +160,20 @@ describe('builtin knowledge answers', () => {
     expect(answerFromHits('Can shutdown_grace be zero?', [hit(text)], terms).text).toBe('A value of zero closes every stream at once, as a restart without a drain does. [1]');
   });
 
+  it('reads a hyphenated word as the search does, as its parts: "--force-with-lease" holds "force" and "lease"', () => {
+    const text = [
+      '-f, --force',
+      ': Usually, the command refuses to update a remote ref that is not an ancestor of the local ref. To force a push to only one branch, use a + in front of the refspec.',
+      '--force-with-lease',
+      ': This option overrides that restriction only if the remote ref still points at the commit you expect, so that nobody else’s work is lost.',
+    ].join('\n\n');
+    // The search splits "--force-with-lease" into "force" and "lease" ("with" is a stopword).
+    const terms = [{ forms: [['forc']], weight: 2.5 }, { forms: [['leas']], weight: 5 }, { forms: [['push']], weight: 2 }, { forms: [['plain']], weight: 4 }];
+    expect(answerFromHits('When should I push with --force-with-lease instead of plain --force?', [hit(text)], terms).text).toBe(
+      '--force-with-lease: This option overrides that restriction only if the remote ref still points at the commit you expect, so that nobody else’s work is lost. [1]',
+    );
+  });
+
   it('does not end on an introduction: it quotes what the line introduces when that fits, else stops before it', () => {
     const intro = 'Deleting your account closes it for good after a grace period of 14 days. Before you delete your account, please note:';
     const short = `${intro}\n\n- Gift card balances are lost.\n- Invoices are kept for 7 years.`;

@@ -96,6 +96,16 @@ export function readTerms(output: unknown): WeightedTerm[] {
   });
 }
 
+/**
+ * A text's keywords as the search reads words, for matching the search's terms: a word joined by
+ * hyphens or an apostrophe ("force-with-lease", "doesn't") also as its parts, which is how the
+ * question's terms come ("--force-with-lease" is searched as "force" and "lease").
+ */
+function termKeys(text: string): Set<string> {
+  const joined = keywords(text);
+  return new Set(joined.some((w) => /['’-]/.test(w)) ? [...joined, ...keywords(text.replace(/['’-]/g, ' '))] : joined);
+}
+
 /** Weighted share of the terms that a text's keywords hold (a term is held when any form is). */
 function weightedCoverage(terms: WeightedTerm[], text: Set<string>): number {
   const total = terms.reduce((s, t) => s + t.weight, 0);
@@ -116,7 +126,7 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   const terms: WeightedTerm[] = weighted.length > 0 ? weighted : [...new Set(asked)].map((k) => ({ forms: [[k]], weight: 1 }));
   const sources = distinctSources(hits);
   const scored = hits
-    .map((hit) => ({ hit, coverage: weightedCoverage(terms, new Set(keywords(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`))) }))
+    .map((hit) => ({ hit, coverage: weightedCoverage(terms, termKeys(`${hit.title} ${hit.headingPath.join(' ')} ${hit.text}`)) }))
     .filter((s) => weighted.length > 0 || s.coverage >= MIN_COVERAGE);
   if (scored.length === 0) return { text: DONT_KNOW, sources: [] };
 
@@ -302,10 +312,10 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fa
   // that entry (nextTerm).
   let entry: string[] = [];
   list.forEach((s, i) => {
-    if (s.term) entry = keywords(s.text);
+    if (s.term) entry = [...termKeys(s.text)];
     else if (isBreak(s)) entry = [];
     if (!prose[i]) return;
-    const covered = weightedCoverage(terms, new Set([...keywords(s.text), ...entry]));
+    const covered = weightedCoverage(terms, new Set([...termKeys(s.text), ...entry]));
     const score = covered + (fact && covered > 0 && statesFact(fact, s.text) ? FACT_BONUS : 0);
     if (score > bestScore) {
       best = i;
