@@ -8,6 +8,7 @@ import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { DocumentParser } from '../src/knowledge/parser.js';
 import { createSource } from '../src/knowledge/sources.js';
 import { createProject } from '../src/projects/projects.js';
+import { seededRandom } from './random.js';
 import { openBench, waitAllReady } from './store.js';
 import { newId, now } from '../src/lib/ids.js';
 import { answerRank, loadCorpus, retrievalScores } from '../test/support/corpus.js';
@@ -36,16 +37,8 @@ const SECTIONS = 25;
 const QUERIES = 1000;
 const DOC_MB = Number(process.env.BENCH_KNOWLEDGE_DOC_MB ?? 19);
 
-/** A deterministic pseudo-random source so every run indexes the same text. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-const random = rng(42);
+/** Every run indexes the same text. */
+const random = seededRandom(42);
 const syllables = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'zi', 'pe', 'sa', 'do', 'fu', 'gri', 'bal', 'ten', 'mor'];
 /**
  * 20,000 made-up words used with Zipf's law (frequency ∝ 1/rank) over ranks 100..20,000: the shape of
@@ -86,7 +79,7 @@ type Shape = (typeof SHAPES)[number];
  * ("specific").
  */
 function benchQueries(pages: number): Array<{ shape: Shape; q: string }> {
-  const queryRandom = rng(7);
+  const queryRandom = seededRandom(7);
   return Array.from({ length: QUERIES }, (_, n) => {
     const shape = SHAPES[n % SHAPES.length]!;
     const i = Math.floor(queryRandom() * pages);

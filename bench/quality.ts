@@ -14,6 +14,7 @@ import { createSource } from '../src/knowledge/sources.js';
 import { newId } from '../src/lib/ids.js';
 import { createProject } from '../src/projects/projects.js';
 import { openBench, waitAllReady } from './store.js';
+import { seededRandom } from './random.js';
 import { withTypos } from './typos.js';
 
 /**
@@ -85,8 +86,7 @@ interface Grouping {
 
 /** Messages of 400 made-up words of 4 to 30 letters, the same every run. */
 function gibberish(count: number): string[] {
-  let seed = 12345;
-  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const next = seededRandom(12345);
   const word = () => Array.from({ length: 4 + Math.floor(next() * 27) }, () => 'bcdfghjklmnpqrstvwxz'[Math.floor(next() * 20)]).join('');
   return Array.from({ length: count }, () => Array.from({ length: 400 }, word).join(' '));
 }

@@ -1,3 +1,5 @@
+import { seededRandom, seedOf } from './random.js';
+
 /**
  * Misspellings of the kind fast typists make, for measuring how answers hold up against them
  * (BENCH_QUALITY_TYPOS): in `count` words of five letters or more, one letter left out, doubled,
@@ -8,24 +10,6 @@
 const ROWS = ['qwertyuiop', 'asdfghjkl', 'zxcvbnm'];
 /** Words left as they are: misspelling them says nothing about the search. */
 const SKIP = new Set('about there their which where would could should these those what when does have with from that this into your'.split(' '));
-
-/** FNV-1a: a seed from a string. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
-/** mulberry32: a small seeded generator of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function beside(letter: string, pick: (n: number) => number): string {
   const lower = letter.toLowerCase();
@@ -53,7 +37,7 @@ function misspell(word: string, pick: (n: number) => number): string {
 
 /** The text with `count` of its words misspelt (fewer when it has fewer long words), seeded by `seed`. */
 export function withTypos(text: string, count: number, seed: string): string {
-  const next = random(hash(`${seed}:${count}`));
+  const next = seededRandom(seedOf(`${seed}:${count}`));
   const pick = (n: number) => Math.floor(next() * n);
   const words = [...text.matchAll(/\p{L}{5,}/gu)].filter((m) => !SKIP.has(m[0].toLowerCase()));
   // A seeded shuffle of the long words' places; the first `count` are misspelt.
