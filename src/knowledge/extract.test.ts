@@ -151,6 +151,18 @@ describe('htmlToPage', () => {
     expect(sqlite.find((c) => c.text.includes('is any table in an SQLite schema that'))?.headingPath).toEqual(['Rowid Tables', '1.0 Definition']);
   });
 
+  it('takes the lead from the h1’s own element only: a sidebar beside the header stays out', () => {
+    const para = (n: number) =>
+      `<p>Paragraph ${n} of the returns policy: an item bought in the last thirty days can be sent back in its original packaging, and the refund reaches the card that paid for it within five working days of the parcel's arrival at our warehouse.</p>`;
+    const html =
+      '<html><head><title>Returns</title></head><body><div id="header"><h1>Returns</h1><p>Returns - sending an item back for a refund</p></div>' +
+      '<div id="sidebar"><p>Popular links</p><ul><li>Shipping rates</li><li>Gift cards</li><li>Track an order</li></ul></div>' +
+      `<div id="content">${[1, 2, 3, 4, 5, 6].map(para).join('')}</div></body></html>`;
+    const { blocks } = htmlToPage(html, null);
+    expect(blocks.slice(0, 3).map((b) => b.text)).toEqual(['Returns', 'Returns - sending an item back for a refund', expect.stringMatching(/^Paragraph 1 /)]);
+    expect(blocks.map((b) => b.text).join('\n')).not.toMatch(/Popular links|Gift cards/);
+  });
+
   it('drops the permalinks of headings and definitions, not a link to a place on the page that has words', () => {
     // Sphinx and MkDocs end each heading and signature with "¶"; Docusaurus with a zero-width space.
     const sphinx = page(

@@ -70,15 +70,30 @@ export function pageTitle(title: string, h1: string): string {
  * Readability leaves out an element whose id or class reads like a site's header ("header", "banner")
  * even when it holds the page's own h1 and lead: a manual page built by AsciiDoc keeps its NAME line
  * ("git-cherry-pick - Apply the changes introduced by some existing commits"), the one sentence that
- * says what the page is for, in `<div id="header">` with its h1.
+ * says what the page is for, in `<div id="header">` with its h1. Only what shares the h1's element
+ * counts: a sidebar beside a header that holds the h1 stays out.
  */
-function withLead(article: Block[], body: Block[], h1Text: string): Block[] {
-  const h1 = body.findIndex((b) => b.kind === 'heading' && b.level === 1 && b.text === h1Text);
+function withLead(article: Block[], body: Block[], h1: Element | null, root: Element): Block[] {
   const first = article[0];
-  if (h1 < 0 || !first) return article;
-  const start = body.findIndex((b, i) => i > h1 && b.kind === first.kind && b.text === first.text);
-  if (start < 0) return article;
-  const lead = body.slice(h1 + 1, start);
+  const parent = h1?.parentElement;
+  if (!h1 || !parent || !first || !root.contains(h1)) return article;
+  let around = body;
+  if (parent !== root) {
+    around = [];
+    domBlocks(parent, around);
+  }
+  const text = oneLine(h1 as unknown as Node);
+  // An article that kept the h1 (as an h2) kept what follows it.
+  if (article.some((b) => b.kind === 'heading' && b.text === text)) return article;
+  const at = around.findIndex((b) => b.kind === 'heading' && b.level === 1 && b.text === text);
+  if (at < 0) return article;
+  const isFirst = (b: Block) => b.kind === first.kind && b.text === first.text;
+  const next = around.findIndex((b, i) => i > at && isFirst(b));
+  // The article starts where its first block is found after the h1, or after the h1's element ends;
+  // one that starts before the h1 (SQLite's pages repeat their title above it) left out only the h1,
+  // and a body that holds the h1 itself but not the article's first block tells nothing.
+  if (next < 0 && (parent === root || around.slice(0, at).some(isFirst))) return article;
+  const lead = around.slice(at + 1, next < 0 ? around.length : next);
   return hasContent(lead) ? [...lead, ...article] : article;
 }
 
@@ -105,7 +120,7 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
     const body: Block[] = [];
     domBlocks(document.body as unknown as Element, body);
-    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? withLead(article, body, h1Text) : body;
+    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? withLead(article, body, h1 as unknown as Element | null, document.body as unknown as Element) : body;
   }
   if (h1Text && !blocks.some((b) => b.kind === 'heading' && (b.level === 1 || b.text === h1Text))) {
     // Readability removes the h1 that repeats the page title, and a header can hold it: put it back
