@@ -97,12 +97,24 @@ describe('htmlToPage', () => {
     const note =
       '<div class="admonitionblock"><table><tr><td class="icon"><div class="title">Note</div></td>' +
       '<td class="content">In addition, the date part is accepted in the following formats: YYYY.MM.DD, MM/DD/YYYY and DD.MM.YYYY.</td></tr></table></div>';
-    const table = '<table><tr><th>Format</th><th>Example</th></tr><tr><td>ISO 8601</td><td>2005-04-07T22:13:13</td></tr></table>';
-    const { blocks } = page(`<main><h1>git-commit</h1><h2>DATE FORMATS</h2><p>The GIT_AUTHOR_DATE environment variable supports these formats.</p>${note}${table}</main>`);
+    const row = '<table><tr><td>ISO 8601</td><td>2005-04-07T22:13:13</td></tr></table>';
+    const { blocks } = page(`<main><h1>git-commit</h1><h2>DATE FORMATS</h2><p>The GIT_AUTHOR_DATE environment variable supports these formats.</p>${note}${row}</main>`);
     expect(blocks.slice(3)).toEqual([
       { kind: 'text', text: 'Note: In addition, the date part is accepted in the following formats: YYYY.MM.DD, MM/DD/YYYY and DD.MM.YYYY.' },
-      // A table outside a box is a table, whatever its rows.
-      { kind: 'table', text: '| Format | Example |\n| --- | --- |\n| ISO 8601 | 2005-04-07T22:13:13 |' },
+      // A table of one row outside a box is a table.
+      { kind: 'table', text: '| ISO 8601 | 2005-04-07T22:13:13 |\n| --- | --- |' },
+    ]);
+    // Nor in a box that says something beside it, nor in a description; and a description's first
+    // line that reads like a label is no title.
+    const beside = page(`<main><div class="warning">Do not change these values after the first start: ${row}</div><dl><dt>ports</dt><dd>${row}</dd><dt>level</dt><dd><p>Warning</p><p>Only problems are logged.</p></dd></dl></main>`);
+    expect(beside.blocks.map((b) => b.text)).toEqual([
+      'Do not change these values after the first start:',
+      '| ISO 8601 | 2005-04-07T22:13:13 |\n| --- | --- |',
+      'ports',
+      '| ISO 8601 | 2005-04-07T22:13:13 |\n| --- | --- |',
+      'level',
+      ': Warning',
+      'Only problems are logged.',
     ]);
   });
 
@@ -134,7 +146,7 @@ describe('htmlToPage', () => {
     expect(chunks.map((c) => c.text).join('\n')).not.toMatch(/\bPrev\b|\bHome\b/);
   });
 
-  it('keeps the lead between the h1 and Readability’s article: a manual page’s NAME line, a first section', () => {
+  it('keeps the lead Readability leaves out with the h1’s element: a manual page’s NAME line', () => {
     // AsciiDoc puts the h1 and the NAME line in <div id="header">, which Readability leaves out as a
     // site header; its pages are written with CR LF, which an HTML parser reads as LF.
     const git = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/git/docs/git-cherry-pick.html', import.meta.url), 'utf8'), null));
@@ -146,21 +158,26 @@ describe('htmlToPage', () => {
     const commit = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/git/docs/git-commit.html', import.meta.url), 'utf8'), null));
     expect(commit.find((c) => c.text.includes('git-commit - Record changes to the repository'))).toBeDefined();
     expect(commit.at(-1)?.text).toBe('Part of the git(1) suite');
-    // SQLite's rowid tables page: Readability's article starts at its second section.
-    const sqlite = chunkPage(htmlToPage(readFileSync(new URL('../../test/quality/sqlite/docs/rowidtable.html', import.meta.url), 'utf8'), null));
-    expect(sqlite.find((c) => c.text.includes('is any table in an SQLite schema that'))?.headingPath).toEqual(['Rowid Tables', '1.0 Definition']);
   });
 
-  it('takes the lead from the h1’s own element only: a sidebar beside the header stays out', () => {
+  it('takes a lead of a few lines of text from the h1’s own element only, and no other', () => {
     const para = (n: number) =>
       `<p>Paragraph ${n} of the returns policy: an item bought in the last thirty days can be sent back in its original packaging, and the refund reaches the card that paid for it within five working days of the parcel's arrival at our warehouse.</p>`;
-    const html =
-      '<html><head><title>Returns</title></head><body><div id="header"><h1>Returns</h1><p>Returns - sending an item back for a refund</p></div>' +
-      '<div id="sidebar"><p>Popular links</p><ul><li>Shipping rates</li><li>Gift cards</li><li>Track an order</li></ul></div>' +
-      `<div id="content">${[1, 2, 3, 4, 5, 6].map(para).join('')}</div></body></html>`;
-    const { blocks } = htmlToPage(html, null);
-    expect(blocks.slice(0, 3).map((b) => b.text)).toEqual(['Returns', 'Returns - sending an item back for a refund', expect.stringMatching(/^Paragraph 1 /)]);
-    expect(blocks.map((b) => b.text).join('\n')).not.toMatch(/Popular links|Gift cards/);
+    const content = `<div id="content">${[1, 2, 3, 4, 5, 6].map(para).join('')}</div>`;
+    const sidebar = '<div id="sidebar"><p>Popular links</p><ul><li>Shipping rates</li><li>Gift cards</li><li>Track an order</li></ul></div>';
+    const read = (body: string) => htmlToPage(`<html><head><title>Returns</title></head><body>${body}</body></html>`, null).blocks.map((b) => b.text);
+    // A sidebar beside the header that holds the h1 stays out.
+    const lead = read(`<div id="header"><h1>Returns</h1><p>Returns - sending an item back for a refund</p></div>${sidebar}${content}`);
+    expect(lead.slice(0, 3)).toEqual(['Returns', 'Returns - sending an item back for a refund', expect.stringMatching(/^Paragraph 1 /)]);
+    expect(lead.join('\n')).not.toMatch(/Popular links|Gift cards/);
+    // No lead: an h1 in the body itself, a header with a table of contents (Asciidoctor's), a hidden
+    // h1, a site's logo.
+    const none = ['Returns', expect.stringMatching(/^Paragraph 1 /)];
+    expect(read(`<h1>Returns</h1><div id="sidebar"><p>Popular links: shipping rates, gift cards</p></div>${content}`).slice(0, 2)).toEqual(none);
+    const toc = '<div id="toc"><div id="toctitle">Contents</div><ul><li>Sending it back</li><li>Refunds</li></ul></div>';
+    expect(read(`<div id="header"><h1>Returns</h1><div class="details">Jane Doe</div>${toc}</div>${content}`).slice(0, 2)).toEqual(none);
+    expect(read(`<div style="display:none"><h1>Join our newsletter</h1><p>Ten percent off your first order.</p></div>${content}`).join('\n')).not.toMatch(/newsletter|Ten percent/);
+    expect(read(`<div id="header"><h1><a href="/">Acme</a></h1><p>Just another shop</p></div>${content}`).join('\n')).not.toMatch(/Just another shop/);
   });
 
   it('drops the permalinks of headings and definitions, not a link to a place on the page that has words', () => {

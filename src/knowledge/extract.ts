@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { anchorHeadings } from './anchors.js';
-import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, oneLine, parseHTML } from './html-blocks.js';
+import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, oneLine, parseHTML, skipped } from './html-blocks.js';
 import { markdownToPage } from './markdown.js';
 import { textToPage } from './plain-text.js';
 import type { Block, Page } from './types.js';
@@ -65,50 +65,61 @@ export function pageTitle(title: string, h1: string): string {
   return /^\s+[—–|·-]\s+\S/.test(title.slice(h1.length)) ? h1 : title;
 }
 
+/** Whether an element is shown with the page's words: neither it nor what holds it is skipped. */
+function shown(el: Element): boolean {
+  for (let at: Element | null = el; at; at = at.parentElement) if (skipped(at)) return false;
+  return true;
+}
+
+/** The most a page's lead may hold: a header's title line and a sentence or two, not a section. */
+const MAX_LEAD_BLOCKS = 3;
+const MAX_LEAD_CHARS = 600;
+
 /**
- * The article with what the page says between its h1 and the article's first block put back in front.
- * Readability leaves out an element whose id or class reads like a site's header ("header", "banner")
- * even when it holds the page's own h1 and lead: a manual page built by AsciiDoc keeps its NAME line
+ * The article with the page's lead in front of it: what the element holding the page's h1 says after
+ * the h1. Readability leaves out an element whose id or class reads like a site's header even when
+ * it holds the page's own h1 and lead: a manual page built by AsciiDoc keeps its NAME line
  * ("git-cherry-pick - Apply the changes introduced by some existing commits"), the one sentence that
- * says what the page is for, in `<div id="header">` with its h1. Only what shares the h1's element
- * counts: a sidebar beside a header that holds the h1 stays out.
+ * says what the page is for, in `<div id="header">` with its h1. A lead is a few lines of text: a
+ * list (a table of contents, a menu), a table, code, more than MAX_LEAD_BLOCKS blocks or
+ * MAX_LEAD_CHARS characters, or a line the article holds already, and it is left out whole. So is
+ * the lead of an h1 that stands in the body itself (what follows it there is the page, which
+ * Readability chose from), and of an h1 that is a link (a site's logo).
  */
-function withLead(article: Block[], body: Block[], h1: Element | null, root: Element): Block[] {
-  const first = article[0];
+function withLead(article: Block[], h1: Element | null, root: Element): Block[] {
   const parent = h1?.parentElement;
-  if (!h1 || !parent || !first || !root.contains(h1)) return article;
-  let around = body;
-  if (parent !== root) {
-    around = [];
-    domBlocks(parent, around);
-  }
+  if (!h1 || !parent || parent === root || !root.contains(h1)) return article;
   const text = oneLine(h1 as unknown as Node);
+  const link = h1.querySelector('a[href]');
+  if (link && oneLine(link as unknown as Node) === text) return article;
   // An article that kept the h1 (as an h2) kept what follows it.
   if (article.some((b) => b.kind === 'heading' && b.text === text)) return article;
+  const around: Block[] = [];
+  domBlocks(parent, around);
   const at = around.findIndex((b) => b.kind === 'heading' && b.level === 1 && b.text === text);
   if (at < 0) return article;
-  const isFirst = (b: Block) => b.kind === first.kind && b.text === first.text;
-  const next = around.findIndex((b, i) => i > at && isFirst(b));
-  // The article starts where its first block is found after the h1, or after the h1's element ends;
-  // one that starts before the h1 (SQLite's pages repeat their title above it) left out only the h1,
-  // and a body that holds the h1 itself but not the article's first block tells nothing.
-  if (next < 0 && (parent === root || around.slice(0, at).some(isFirst))) return article;
+  const held = new Set(article.map((b) => b.text));
+  const next = around.findIndex((b, i) => i > at && held.has(b.text));
   const lead = around.slice(at + 1, next < 0 ? around.length : next);
-  return hasContent(lead) ? [...lead, ...article] : article;
+  const size = lead.reduce((n, b) => n + b.text.length, 0);
+  const plain = lead.every((b) => (b.kind === 'text' || b.kind === 'heading') && !held.has(b.text));
+  return hasContent(lead) && plain && lead.length <= MAX_LEAD_BLOCKS && size <= MAX_LEAD_CHARS ? [...lead, ...article] : article;
 }
 
 /**
  * An HTML page's main content as structure. The page's navigation, footer and sidebars (nav,
- * footer, aside and their ARIA landmark roles, DocBook's navigation bars) are dropped first. When
- * the page marks its main content (`<main>`, `role="main"`, a single `<article>`), that is what is
- * read. Otherwise Readability (the algorithm behind Firefox's reader view) finds the article, which
- * is read when it keeps most of the page's words (`ARTICLE_SHARE`); else the body without its header
- * is read.
+ * footer, aside and their ARIA landmark roles, DocBook's navigation bars, AsciiDoc's
+ * `<div id="footer">`) are dropped first. When the page marks its main content (`<main>`,
+ * `role="main"`, a single `<article>`), that is what is read. Otherwise Readability (the algorithm
+ * behind Firefox's reader view) finds the article, which is read, with the page's lead in front of it
+ * (`withLead`), when it keeps most of the page's words (`ARTICLE_SHARE`); else the body without its
+ * header is read.
  */
 export function htmlToPage(html: string, url: string | null, fallbackTitle = ''): Page {
   const { document } = parseHTML(html);
   checkDepth(document as unknown as Node);
-  const h1 = document.querySelector('h1');
+  // The page's h1: the first one shown (a hidden modal's or a sidebar's is not the page's).
+  const h1 = Array.from(document.querySelectorAll('h1')).find((el) => shown(el as unknown as Element)) ?? null;
   // The h1 as the page shows it, without a permalink mark ("json — JSON encoder and decoder¶").
   const h1Text = h1 ? oneLine(h1 as unknown as Node) : '';
   const title = pageTitle(normalize(document.querySelector('title')?.textContent), h1Text) || h1Text || fallbackTitle || url || 'Untitled';
@@ -120,7 +131,7 @@ export function htmlToPage(html: string, url: string | null, fallbackTitle = '')
     for (const el of Array.from(document.body.querySelectorAll(`${BOILERPLATE_SELECTOR}, header, [role="banner"], script, style, noscript`))) el.remove();
     const body: Block[] = [];
     domBlocks(document.body as unknown as Element, body);
-    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? withLead(article, body, h1 as unknown as Element | null, document.body as unknown as Element) : body;
+    blocks = hasContent(article) && wordCount(article) >= ARTICLE_SHARE * wordCount(body) ? withLead(article, h1 as unknown as Element | null, document.body as unknown as Element) : body;
   }
   if (h1Text && !blocks.some((b) => b.kind === 'heading' && (b.level === 1 || b.text === h1Text))) {
     // Readability removes the h1 that repeats the page title, and a header can hold it: put it back

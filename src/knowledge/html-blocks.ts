@@ -47,10 +47,11 @@ export const BOILERPLATE_SELECTOR = [
  * caution and important; Sphinx's and MkDocs' `admonition`), a callout, a sidebar, GitHub's
  * `markdown-alert`. A heading inside one is the box's title, not a heading of the page.
  */
-const BOX_CLASS = /^(note|tip|hint|warning|caution|important|danger|attention|admonition|admonitionblock|callout|sidebar)$|^(admonition|callout|markdown-alert)-/;
+const LABELS = ['note', 'tip', 'hint', 'warning', 'caution', 'important', 'danger', 'attention'];
+const BOX_CLASS = new RegExp(`^(${LABELS.join('|')}|admonition|admonitionblock|callout|sidebar)$|^(admonition|callout|markdown-alert)-`);
 
 /** A box's label written as its first line of text rather than as a heading ("Note" in its own cell). */
-const BOX_LABEL = /^(note|tip|hint|warning|caution|important|danger|attention|see also)$/i;
+const BOX_LABEL = new RegExp(`^(${LABELS.join('|')}|see also)$`, 'i');
 
 /** An element's class names, as written. */
 const classesOf = (el: Element) => (el.getAttribute('class') ?? '').split(/\s+/);
@@ -61,7 +62,11 @@ const classesOf = (el: Element) => (el.getAttribute('class') ?? '').split(/\s+/)
  */
 function boxed(el: Element): boolean {
   const tag = el.tagName.toLowerCase();
-  if (tag === 'dd' || tag === 'li' || tag === 'td' || tag === 'th') return true;
+  return tag === 'dd' || tag === 'li' || tag === 'td' || tag === 'th' || setOff(el);
+}
+
+/** Whether an element is a box set off from the text around it, by its class or ARIA role note. */
+function setOff(el: Element): boolean {
   if ((el.getAttribute('role') ?? '').toLowerCase() === 'note') return true;
   return classesOf(el).some((c) => BOX_CLASS.test(c.toLowerCase()));
 }
@@ -71,11 +76,11 @@ function boxed(el: Element): boolean {
  * of that text ("Note: …"), any other heading a line of text. A box's heading is not a section of the
  * page, so the content after the box stays under the section the box is in.
  */
-function titled(blocks: Block[]): Block[] {
+function titled(blocks: Block[], labelled: boolean): Block[] {
   const out: Block[] = [];
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i]!;
-    if (block.kind !== 'heading' && !(i === 0 && block.kind === 'text' && BOX_LABEL.test(block.text))) {
+    if (block.kind !== 'heading' && !(labelled && i === 0 && block.kind === 'text' && BOX_LABEL.test(block.text))) {
       out.push(block);
       continue;
     }
@@ -101,7 +106,8 @@ const PERMALINK_TEXT = /^[\s\u200b\u2060¶§#🔗⚓]*$/u;
 const permalink = (el: Element) =>
   el.tagName.toLowerCase() === 'a' && (el.getAttribute('href') ?? '').startsWith('#') && PERMALINK_TEXT.test(el.textContent ?? '');
 
-const skipped = (el: Element) =>
+/** Whether an element holds none of the page's words: boilerplate, hidden, a permalink, or an element of no text. */
+export const skipped = (el: Element) =>
   SKIPPED.has(el.tagName.toLowerCase()) ||
   hidden(el) ||
   permalink(el) ||
@@ -210,17 +216,26 @@ function definitionBlocks(dl: Element, out: Block[]): void {
 }
 
 /**
- * The blocks of a box (see `boxed`), its headings read as its titles. A box laid out as a table of one
- * row is read cell by cell: AsciiDoc writes a note as `<table><tr><td class="icon">Note</td><td
- * class="content">…</td></tr></table>`, which read as a table had "Note" for its column's name.
+ * The blocks of a box (see `boxed`), its headings read as its titles. A box set off by its class or
+ * role that is laid out as a table of one row, and holds nothing beside it, is read cell by cell,
+ * and a first line that is only a box's label titles it: AsciiDoc writes a note as
+ * `<table><tr><td class="icon">Note</td><td class="content">…</td></tr></table>`, which read as a
+ * table had "Note" for its column's name.
  */
 function boxBlocks(el: Element): Block[] {
   const inner: Block[] = [];
-  const only = el.children.length === 1 ? el.children[0]! : null;
-  const rows = only?.tagName.toLowerCase() === 'table' ? Array.from(only.querySelectorAll('tr')) : [];
-  if (rows.length === 1 && !rows[0]!.querySelector('th')) for (const cell of Array.from(rows[0]!.children)) domBlocks(cell, inner);
+  const row = setOff(el) ? layoutRow(el) : null;
+  if (row) for (const cell of Array.from(row.children)) domBlocks(cell, inner);
   else domBlocks(el, inner);
-  return titled(inner);
+  return titled(inner, setOff(el));
+}
+
+/** The one row of a table that is all an element holds, when the table has no header cell. */
+function layoutRow(el: Element): Element | null {
+  const table = el.children.length === 1 && el.children[0]!.tagName.toLowerCase() === 'table' ? el.children[0]! : null;
+  if (!table || normalize(el.textContent) !== normalize(table.textContent)) return null;
+  const rows = Array.from(table.querySelectorAll('tr')).filter((tr) => tr.closest('table') === table);
+  return rows.length === 1 && !rows[0]!.querySelector('th') ? rows[0]! : null;
 }
 
 /** Walks the main-content DOM in reading order, turning elements into blocks. */
