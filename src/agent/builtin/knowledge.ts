@@ -97,9 +97,9 @@ export function readTerms(output: unknown): WeightedTerm[] {
 }
 
 /**
- * A text's keywords as the search reads words, for matching the search's terms: a word joined by
- * hyphens or an apostrophe ("force-with-lease", "doesn't") also as its parts, which is how the
- * question's terms come ("--force-with-lease" is searched as "force" and "lease").
+ * A text's keywords for matching the search's terms: a word joined by hyphens or an apostrophe
+ * ("force-with-lease", "doesn't") also as its parts, as the search splits the question's words
+ * ("--force-with-lease" is searched as "force" and "lease").
  */
 function termKeys(text: string): Set<string> {
   const joined = keywords(text);
