@@ -80,11 +80,11 @@ const MAX_LEAD_CHARS = 600;
  * the h1. Readability leaves out an element whose id or class reads like a site's header even when
  * it holds the page's own h1 and lead: a manual page built by AsciiDoc keeps its NAME line
  * ("git-cherry-pick - Apply the changes introduced by some existing commits"), the one sentence that
- * says what the page is for, in `<div id="header">` with its h1. A lead is a few lines of text: a
- * list (a table of contents, a menu), a table, code, more than MAX_LEAD_BLOCKS blocks or
- * MAX_LEAD_CHARS characters, or a line the article holds already, and it is left out whole. So is
- * the lead of an h1 that stands in the body itself (what follows it there is the page, which
- * Readability chose from), and of an h1 that is a link (a site's logo).
+ * says what the page is for, in `<div id="header">` with its h1. The lead runs to the first line the
+ * article holds, and is a few lines of text: one that holds a list (a table of contents, a menu), a
+ * table or code, or runs past MAX_LEAD_BLOCKS blocks or MAX_LEAD_CHARS characters, is left out
+ * whole. So is the lead of an h1 that stands in the body itself (what follows it there is the page,
+ * which Readability chose from), and of an h1 that is a link (a site's logo).
  */
 function withLead(article: Block[], h1: Element | null, root: Element): Block[] {
   const parent = h1?.parentElement;
@@ -102,7 +102,7 @@ function withLead(article: Block[], h1: Element | null, root: Element): Block[] 
   const next = around.findIndex((b, i) => i > at && held.has(b.text));
   const lead = around.slice(at + 1, next < 0 ? around.length : next);
   const size = lead.reduce((n, b) => n + b.text.length, 0);
-  const plain = lead.every((b) => (b.kind === 'text' || b.kind === 'heading') && !held.has(b.text));
+  const plain = lead.every((b) => b.kind === 'text' || b.kind === 'heading');
   return hasContent(lead) && plain && lead.length <= MAX_LEAD_BLOCKS && size <= MAX_LEAD_CHARS ? [...lead, ...article] : article;
 }
 
