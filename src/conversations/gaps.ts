@@ -110,7 +110,7 @@ export async function knowledgeGaps(
   projectId: string,
   since: string,
   termsOf: (text: string) => string[],
-  asWritten: (text: string) => string[] = termsOf,
+  asWritten: (text: string) => string[],
 ): Promise<GapReport[]> {
   const questions = await unansweredQuestions(db, projectId, since);
   const groups = groupQuestions(questions, (q) => q.text, await termsOfEach(questions.map((q) => q.text), termsOf));

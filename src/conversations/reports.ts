@@ -178,7 +178,7 @@ export async function topQuestions(
   projectId: string,
   from: string,
   termsOf: (text: string) => string[],
-  asWritten: (text: string) => string[] = termsOf,
+  asWritten: (text: string) => string[],
   limit = 10,
 ): Promise<TopQuestion[]> {
   const rows = await db
@@ -192,8 +192,10 @@ export async function topQuestions(
     .limit(MAX_TOP_QUESTION_MESSAGES)
     .execute();
   rows.reverse();
+  const last = (g: { members: typeof rows }) => g.members.at(-1)!.created_at;
+  // The lead is read for the groups shown only.
   return groupQuestions(rows, (r) => r.content, await termsOfEach(rows.map((r) => r.content), termsOf))
-    .map((g) => ({ question: g.members[leadOf(g, g.members.map((r) => new Set(asWritten(r.content))))]!.content, count: g.members.length, lastAskedAt: g.members.at(-1)!.created_at }))
-    .sort((a, b) => b.count - a.count || (a.lastAskedAt < b.lastAskedAt ? 1 : -1))
-    .slice(0, limit);
+    .sort((a, b) => b.members.length - a.members.length || (last(a) < last(b) ? 1 : -1))
+    .slice(0, limit)
+    .map((g) => ({ question: g.members[leadOf(g, g.members.map((r) => new Set(asWritten(r.content))))]!.content, count: g.members.length, lastAskedAt: last(g) }));
 }
