@@ -224,10 +224,11 @@ function definitionBlocks(dl: Element, out: Block[]): void {
  */
 function boxBlocks(el: Element): Block[] {
   const inner: Block[] = [];
-  const row = setOff(el) ? layoutRow(el) : null;
+  const labelled = setOff(el);
+  const row = labelled ? layoutRow(el) : null;
   if (row) for (const cell of Array.from(row.children)) domBlocks(cell, inner);
   else domBlocks(el, inner);
-  return titled(inner, setOff(el));
+  return titled(inner, labelled);
 }
 
 /** The one row of a table that is all an element holds, when the table has no header cell. */

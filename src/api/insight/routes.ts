@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { API_PREFIX } from '../../http/auth.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
-import { activityFeed as activityFeedSchema, activityQuery, analyticsQuery, analyticsSchema } from './schema.js';
 import { projectQuestionTerms } from '../gaps/service.js';
+import { activityFeed as activityFeedSchema, activityQuery, analyticsQuery, analyticsSchema } from './schema.js';
 import { activityFeed, projectAnalytics } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId`;
