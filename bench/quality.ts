@@ -300,8 +300,9 @@ export async function run(): Promise<void> {
       // another and a number.
       const asked = all.map((r) => r.c.question);
       const messages = Array.from({ length: 5000 }, (_, i) => `${asked[i % asked.length]} ${asked[(i * 7) % asked.length]!.split(' ').slice(0, 3).join(' ')} ${i}`);
+      const reading = performance.now();
       const read = new Map(messages.map((m) => [m, questionTerms(m)]));
-      const readMs = timed(messages, questionTerms);
+      const readMs = performance.now() - reading;
       const started = performance.now();
       const groupCount = groupQuestions(messages, (m) => m, (m) => read.get(m)!).length;
       const groupMs = performance.now() - started;
