@@ -228,6 +228,28 @@ describe('builtin knowledge answers', () => {
     expect(['No __filename or __dirname', 'Meta-Commands', 'Options', '2.1. Checkpointing', 'Returns policy'].map(namesApi)).toEqual([false, false, false, false, false]);
   });
 
+  it('quotes a second passage of the leading page whose sentence covers the question exactly as well, once', () => {
+    const terms = [{ forms: [['callback']], weight: 2 }, { forms: [['promis']], weight: 2.5 }];
+    const callbackify = hit('Takes a function that returns a promise and returns one that takes a callback.', 'ks_util', 'Util', 'chunk_c', ['Util', 'util.callbackify(original)']);
+    const promisify = hit('Takes a function that takes a callback and returns one that returns a promise.', 'ks_util', 'Util', 'chunk_p', ['Util', 'util.promisify(original)']);
+    const weaker = hit('A callback is called once the work is done.', 'ks_util', 'Util', 'chunk_w', ['Util', 'Callbacks']);
+    expect(answerFromHits('How do I turn a callback into a promise?', [callbackify, weaker, promisify], terms)).toEqual({
+      text:
+        'util.callbackify(original): Takes a function that returns a promise and returns one that takes a callback. [1]\n\n' +
+        'util.promisify(original): Takes a function that takes a callback and returns one that returns a promise. [1]',
+      sources: [expect.objectContaining({ sourceId: 'ks_util' })],
+    });
+    // A weaker passage is not quoted beside the best; nor is a chunk whose sentence the first
+    // excerpt already holds (chunks overlap).
+    expect(answerFromHits('How do I turn a callback into a promise?', [callbackify, weaker], terms).text).toBe(
+      'util.callbackify(original): Takes a function that returns a promise and returns one that takes a callback. [1]',
+    );
+    const overlap = hit('Takes a function that returns a promise and returns one that takes a callback.', 'ks_util', 'Util', 'chunk_o', ['Util', 'util.callbackify(original)']);
+    expect(answerFromHits('How do I turn a callback into a promise?', [callbackify, overlap], terms).text).toBe(
+      'util.callbackify(original): Takes a function that returns a promise and returns one that takes a callback. [1]',
+    );
+  });
+
   it('quotes another passage of the page rather than a section marked deprecated', () => {
     const terms = [{ forms: [['check']], weight: 3.7 }, { forms: [['file']], weight: 1.5 }, { forms: [['exist']], weight: 3 }];
     const hits = [

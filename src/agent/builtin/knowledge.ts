@@ -118,8 +118,8 @@ function weightedCoverage(terms: WeightedTerm[], text: Set<string>): number {
  * Composes a cited answer from the hits, or says plainly that nothing matched. The knowledge tool
  * hands over only passages that cover the question, best first, with the question's terms weighed
  * by rarity; the answer leads with the best source and quotes, of its passages, the one whose
- * sentences cover those terms best. Only the sources the answer quotes are cited, numbered in the
- * order they are quoted.
+ * sentences cover those terms best (and one more that covers them exactly as well). Only the
+ * sources the answer quotes are cited, numbered in the order they are quoted.
  */
 export function answerFromHits(question: string, hits: KnowledgeHit[], weighted: WeightedTerm[] = []): { text: string; sources: CitedSource[] } {
   const asked = keywords(question);
@@ -136,7 +136,7 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
   // Each source once, in the order the search ranked it; a source's passages (chunks) compete on
   // the sentence they would quote, since the first chunk of a page to hold the question's words is
   // often not the one whose sentence answers it.
-  const bySource = new Map<string, Array<{ excerpt: string; score: number; deprecated: boolean }>>();
+  const bySource = new Map<string, Array<{ excerpt: string; sentence: string; score: number; deprecated: boolean }>>();
   // A section marked deprecated ("Stability: 0 - Deprecated: Use fs.stat() or fs.access() instead.")
   // is quoted only when no other passage of its page has something to say: its later chunks, which
   // do not repeat the mark, share its heading path.
@@ -156,9 +156,18 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
     if (cited.length >= MAX_PASSAGES) break;
     // Ties keep the search's order.
     const current = excerpts.filter((e) => !e.deprecated);
-    const best = (current.length > 0 ? current : excerpts).reduce((a, b) => (b.score > a.score ? b : a));
+    const candidates = current.length > 0 ? current : excerpts;
+    const best = candidates.reduce((a, b) => (b.score > a.score ? b : a));
     cited.push(sources.find((src) => src.sourceId === sourceId)!);
     paragraphs.push(`${best.excerpt} [${cited.length}]`);
+    // Another passage of the leading source whose sentence covers the question exactly as well is
+    // quoted after it: nothing tells which of the two answers, and the search's order is no guide
+    // ("turn a callback-style function into one that returns a promise" names the same words in
+    // util.callbackify's entry, first, and in util.promisify's, which answers).
+    // Chunks overlap, so the same sentence can win in two of them: a passage whose sentence is already
+    // quoted is not quoted again.
+    const tied = cited.length === 1 ? candidates.find((e) => e !== best && e.score === best.score && !best.excerpt.includes(e.sentence)) : undefined;
+    if (tied) paragraphs.push(`${tied.excerpt} [1]`);
   }
   if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
   return { text: paragraphs.join('\n\n'), sources: cited };
@@ -295,10 +304,10 @@ function joined(list: Sentence[], i: number, ownLine: boolean): string {
  * lines without a header; the excerpt stops where they start. Steps keep their lines. A
  * definition-list entry is quoted as a unit: from its term (when that fits), never into the next
  * term. The excerpt does not end on a line that introduces what follows ("…as follows:"): what it
- * introduces is quoted with it when it fits, else the excerpt stops before it. Null when the
- * passage has nothing to quote.
+ * introduces is quoted with it when it fits, else the excerpt stops before it. Returns the excerpt
+ * with the sentence that won and its score; null when the passage has nothing to quote.
  */
-function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fact: Fact | null = null): { excerpt: string; score: number } | null {
+function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fact: Fact | null = null): { excerpt: string; sentence: string; score: number } | null {
   const list = sentenceLines(text);
   if (list.length === 0) return null;
   const prose = list.map((s) => (s.row || (!looksLikeCode(s.text) && !looksLikeTableRow(s.text))) && (s.step || keywords(s.text).length >= 3));
@@ -358,5 +367,5 @@ function bestExcerpt(terms: WeightedTerm[], text: string, procedure: boolean, fa
   // A list quoted from its first item shows that item's bullet too.
   const listed = first.item && list[start - 1]?.line !== first.line && taken.some((i) => i !== start && list[i]!.item);
   const out = taken.map((i, k) => (k > 0 ? joined(list, i, lines.has(i)) : listed ? `- ${first.text}` : first.text)).join('');
-  return { excerpt: clip(out, MAX_PASSAGE_CHARS), score: bestScore };
+  return { excerpt: clip(out, MAX_PASSAGE_CHARS), sentence: list[best]!.text, score: bestScore };
 }
