@@ -3,6 +3,7 @@ import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { projectExists } from '../projects/projects.js';
 import { isUniqueViolation, type Database } from '../store/index.js';
+import { lockingRows } from '../store/lock.js';
 import type { UsersTable } from '../store/schema.js';
 import { hashPassword, UNMATCHABLE_HASH, verifyPassword } from './passwords.js';
 import type { Membership, ProjectRole, User, UserRole, UserWithMemberships } from './types.js';
@@ -142,9 +143,13 @@ export async function removeUser(db: Kysely<Database>, userId: string): Promise<
   });
 }
 
-async function assertAnotherOwner(trx: Db, userId: string): Promise<void> {
-  const other = await trx.selectFrom('users').select('id').where('role', '=', 'owner').where('id', '!=', userId).limit(1).executeTakeFirst();
-  if (!other) throw Conflict('The last owner cannot be removed or made a member');
+/**
+ * 409 unless another owner remains. The owners' rows are locked first: two owners demoting or
+ * removing each other at once would each see the other still there, and leave none.
+ */
+async function assertAnotherOwner(trx: Transaction<Database>, userId: string): Promise<void> {
+  const owners = await lockingRows(trx, trx.selectFrom('users').select('id').where('role', '=', 'owner').orderBy('id')).execute();
+  if (!owners.some((o) => o.id !== userId)) throw Conflict('The last owner cannot be removed or made a member');
 }
 
 export async function listMemberships(db: Db, userId: string): Promise<Membership[]> {

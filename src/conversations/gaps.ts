@@ -193,23 +193,43 @@ export async function getGap(db: Db, projectId: string, gapId: string): Promise<
   return row;
 }
 
-/** Checks that a gap can be resolved: it exists and is not resolved already (409). */
-export async function resolvableGap(db: Db, projectId: string, gapId: string): Promise<GapRow> {
-  const row = await getGap(db, projectId, gapId);
-  if (row.status === 'resolved') throw Conflict('Gap already resolved');
-  return row;
-}
-
-/** Marks a gap resolved with the answer given and the FAQ source it went to. */
-export async function markGapResolved(db: Db, projectId: string, gapId: string, answer: string, faqSourceId: string): Promise<GapRow> {
+/**
+ * Takes a gap for resolving with `answer`: marks it resolved unless it is already (404 for an unknown
+ * gap, 409 for a resolved one), in one statement, so of two resolves at once exactly one wins. The
+ * FAQ source it went to is set after (gapAnswered); returns the gap as it was, for releaseGap.
+ */
+export async function claimGap(db: Db, projectId: string, gapId: string, answer: string): Promise<GapRow> {
+  const before = await getGap(db, projectId, gapId);
+  if (before.status === 'resolved') throw Conflict('Gap already resolved');
   const at = now();
-  await db
+  const res = await db
     .updateTable('knowledge_gaps')
-    .set({ status: 'resolved', answer, faq_source_id: faqSourceId, closed_at: at, updated_at: at })
+    .set({ status: 'resolved', answer, faq_source_id: null, closed_at: at, updated_at: at })
     .where('id', '=', gapId)
     .where('project_id', '=', projectId)
-    .execute();
+    .where('status', '!=', 'resolved')
+    .executeTakeFirst();
+  // Another resolve took it since it was read.
+  if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
+  return before;
+}
+
+/** Records the FAQ source a claimed gap's answer went to. */
+export async function gapAnswered(db: Db, projectId: string, gapId: string, faqSourceId: string): Promise<GapRow> {
+  await db.updateTable('knowledge_gaps').set({ faq_source_id: faqSourceId }).where('id', '=', gapId).where('project_id', '=', projectId).execute();
   return getGap(db, projectId, gapId);
+}
+
+/** Puts back a gap claimed with `answer` whose answer could not be stored: as it was before the claim. */
+export async function releaseGap(db: Db, before: GapRow, answer: string): Promise<void> {
+  await db
+    .updateTable('knowledge_gaps')
+    .set({ status: before.status, answer: before.answer, faq_source_id: before.faq_source_id, closed_at: before.closed_at, updated_at: now() })
+    .where('id', '=', before.id)
+    .where('status', '=', 'resolved')
+    .where('answer', '=', answer)
+    .where('faq_source_id', 'is', null)
+    .execute();
 }
 
 /** Hides a gap for good: its question is not one the help content should answer. Repeating it changes nothing. */

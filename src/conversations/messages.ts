@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { MessageOutcome, MessagesTable } from '../store/schema.js';
+import { lockRow } from '../store/lock.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
 
@@ -92,13 +93,15 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
 
 /**
  * Appends a message and updates the conversation's count, preview, last role and updatedAt, in one
- * transaction. `seq` follows the conversation's highest one, and the (conversation, seq) unique
- * index makes two writers that raced fail loudly instead of interleaving. With `supersedes` the
- * message replaces that answer: the old one is marked superseded and the count stays the same.
- * `message.created` goes out in the same transaction.
+ * transaction. `seq` follows the conversation's highest one: the conversation's row is locked
+ * first, so two messages written at once (a visitor's and a teammate's reply) take their turns
+ * rather than the same position, and the (conversation, seq) unique index stays a backstop. With
+ * `supersedes` the message replaces that answer: the old one is marked superseded and the count
+ * stays the same. `message.created` goes out in the same transaction.
  */
 export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
+    if (!(await lockRow(trx, 'conversations', conversation.id))) throw new Error(`Conversation ${conversation.id} not found`);
     const at = now();
     // The count and the highest position in one round trip. This and the two writes below run twice
     // per answer, as SQL text like other hot queries: building and compiling them with the query
@@ -106,8 +109,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
     const { rows } = await sql<{ message_count: number; top_seq: number | null }>`
       select message_count, (select max(seq) from messages where conversation_id = ${conversation.id}) as top_seq
       from conversations where id = ${conversation.id}`.execute(trx);
-    const conv = rows[0];
-    if (!conv) throw new Error(`Conversation ${conversation.id} not found`);
+    const conv = rows[0]!;
     const id = msg.id ?? newId('msg');
     let replaced = false;
     if (msg.supersedes) {

@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
+import { lockRow } from '../store/lock.js';
 import type { EvalRunsTable, EvalSuitesTable } from '../store/schema.js';
 import { EVAL_LIMITS, type EvalCase } from './cases.js';
 import type { EvalOutcome } from './run.js';
@@ -51,11 +52,15 @@ const toRun = (r: EvalRunRow): EvalRun => ({
 
 /** Stores a named set of cases (already validated by the caller's schema). */
 export async function createSuite(db: Db, projectId: string, input: { name: string; cases: EvalCase[] }): Promise<EvalSuite> {
-  const count = await db.selectFrom('eval_suites').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
-  if (Number(count.n) >= EVAL_LIMITS.suites) throw Conflict(`A project can keep at most ${EVAL_LIMITS.suites} eval suites; delete one first`);
   const at = now();
   const row: EvalSuiteRow = { id: newId('eval'), project_id: projectId, name: input.name, cases: JSON.stringify(input.cases), created_at: at, updated_at: at };
-  await db.insertInto('eval_suites').values(row).execute();
+  // The count and the insert under the project's lock: suites created at once stop at the cap.
+  await db.transaction().execute(async (trx) => {
+    if (!(await lockRow(trx, 'projects', projectId))) throw NotFound('Project not found');
+    const count = await trx.selectFrom('eval_suites').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    if (Number(count.n) >= EVAL_LIMITS.suites) throw Conflict(`A project can keep at most ${EVAL_LIMITS.suites} eval suites; delete one first`);
+    await trx.insertInto('eval_suites').values(row).execute();
+  });
   return toSuite(row);
 }
 
@@ -98,7 +103,9 @@ export async function recordRun(db: Db, suite: EvalSuite, outcome: EvalOutcome):
     results: JSON.stringify(outcome.results),
     created_at: now(),
   };
+  // Under the suite's lock: a suite deleted while it ran is gone (404), and its runs with it.
   await db.transaction().execute(async (trx) => {
+    if (!(await lockRow(trx, 'eval_suites', suite.id))) throw NotFound('Eval not found');
     await trx.insertInto('eval_runs').values(row).execute();
     const old = await trx
       .selectFrom('eval_runs')

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { stripNul } from '../lib/nul.js';
+import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
 import { deleteSourceJobs, insertSourceWithJob } from './job-store.js';
@@ -106,13 +107,16 @@ export async function syncSource(deps: KnowledgeDeps, projectId: string, sourceI
   const db = deps.store.db;
   const row = await getSource(db, projectId, sourceId);
   if (row.type !== 'url' && row.type !== 'sitemap') throw BadRequest('Only url and sitemap sources can be synced');
-  if (!(await ingestionPending(db, sourceId))) {
-    await db.transaction().execute(async (trx) => {
-      await enqueueIngestion(trx, sourceId, projectId);
-      await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: now() }).where('id', '=', sourceId).execute();
-    });
-    deps.knowledge.jobQueued.notify();
-  }
+  // Under the source's lock: a delete at the same time either comes first (404) or waits, and two
+  // syncs at once queue one job.
+  const queued = await db.transaction().execute(async (trx) => {
+    if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
+    if (await ingestionPending(trx, sourceId)) return false;
+    await enqueueIngestion(trx, sourceId, projectId);
+    await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: now() }).where('id', '=', sourceId).execute();
+    return true;
+  });
+  if (queued) deps.knowledge.jobQueued.notify();
   return getSource(db, projectId, sourceId);
 }
 

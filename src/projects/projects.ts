@@ -3,6 +3,7 @@ import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { generateHmacSecret } from '../lib/keys.js';
 import { isUniqueViolation, type Database } from '../store/index.js';
+import { lockRow } from '../store/lock.js';
 import type { ProjectsTable } from '../store/schema.js';
 import { createKey } from './keys.js';
 import { projectSettingsSchema, toProject, type Project, type ProjectSettings } from './project.js';
@@ -83,6 +84,8 @@ export async function updateProject(
   patch: { name?: string; settings?: ProjectSettings },
 ): Promise<Project> {
   return db.transaction().execute(async (trx) => {
+    // Read under the row's lock: two patches at once merge one after the other, neither is lost.
+    if (!(await lockRow(trx, 'projects', id))) throw NotFound('Project not found');
     const current = toProject(await getProjectRow(trx, id));
     const settings: Record<string, unknown> = { ...current.settings };
     for (const [key, value] of Object.entries(patch.settings ?? {})) {

@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound, ValidationError } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { isPublicAddress } from '../net/safe-fetch.js';
+import { lockRow } from '../store/lock.js';
 import type { Database, WebhookEndpointsTable } from '../store/schema.js';
 import { newSigningSecret } from './signing.js';
 
@@ -65,12 +66,6 @@ export async function createEndpoint(
   options: { allowPrivateNetwork: boolean },
 ): Promise<{ row: WebhookEndpointRow; secret: string }> {
   const url = checkWebhookUrl(input.url, options.allowPrivateNetwork);
-  const count = await db
-    .selectFrom('webhook_endpoints')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('project_id', '=', projectId)
-    .executeTakeFirstOrThrow();
-  if (Number(count.n) >= MAX_ENDPOINTS_PER_PROJECT) throw Conflict(`A project can have at most ${MAX_ENDPOINTS_PER_PROJECT} webhooks`);
   const at = now();
   const id = newId('wh');
   const secret = newSigningSecret();
@@ -90,7 +85,17 @@ export async function createEndpoint(
     created_at: at,
     updated_at: at,
   };
-  await db.insertInto('webhook_endpoints').values(row).execute();
+  // The count and the insert under the project's lock: endpoints created at once stop at the cap.
+  await db.transaction().execute(async (trx) => {
+    if (!(await lockRow(trx, 'projects', projectId))) throw NotFound('Project not found');
+    const count = await trx
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('project_id', '=', projectId)
+      .executeTakeFirstOrThrow();
+    if (Number(count.n) >= MAX_ENDPOINTS_PER_PROJECT) throw Conflict(`A project can have at most ${MAX_ENDPOINTS_PER_PROJECT} webhooks`);
+    await trx.insertInto('webhook_endpoints').values(row).execute();
+  });
   return { row, secret };
 }
 

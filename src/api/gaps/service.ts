@@ -1,5 +1,5 @@
 import { keywords } from '../../agent/builtin/text.js';
-import { dismissGap, knowledgeGaps, markGapResolved, resolvableGap, type GapReport, type GapRow } from '../../conversations/gaps.js';
+import { claimGap, dismissGap, gapAnswered, knowledgeGaps, releaseGap, type GapReport, type GapRow } from '../../conversations/gaps.js';
 import type { AppDeps } from '../../deps.js';
 import { addFaqItem } from '../../knowledge/faq.js';
 import type { Project } from '../../projects/project.js';
@@ -49,9 +49,14 @@ export async function listGaps(deps: AppDeps, project: Project, days: number, at
  * on first use, indexed in the background), and the gap is marked resolved.
  */
 export async function resolveGap(deps: AppDeps, project: Project, gapId: string, answer: string): Promise<{ gap: Gap; source: KnowledgeSource }> {
-  const gap = await resolvableGap(deps.store.db, project.id, gapId);
-  const source = await addFaqItem(deps, project.id, { question: gap.question, answer });
-  const resolved = await markGapResolved(deps.store.db, project.id, gap.id, answer, source.id);
+  // Claimed first, so that of two resolves at once one adds its answer and the other gets 409; put
+  // back as it was when the answer could not be added.
+  const before = await claimGap(deps.store.db, project.id, gapId, answer);
+  const source = await addFaqItem(deps, project.id, { question: before.question, answer }).catch(async (err: unknown) => {
+    await releaseGap(deps.store.db, before, answer);
+    throw err;
+  });
+  const resolved = await gapAnswered(deps.store.db, project.id, gapId, source.id);
   return { gap: toGap(resolved), source: toSource(source) };
 }
 

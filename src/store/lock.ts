@@ -1,0 +1,33 @@
+import { SqliteAdapter, sql, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Tables whose rows a transaction locks before it checks and writes what hangs off them. */
+export type LockedTable = 'projects' | 'conversations' | 'knowledge_sources' | 'eval_suites';
+
+/**
+ * Locks the row `id` of `table` until the transaction ends and says whether it exists: a check made
+ * after it (a count under a cap, a state, the next position in a conversation) still holds when the
+ * transaction writes, however many requests run the same check at once. PostgreSQL: `SELECT … FOR
+ * NO KEY UPDATE`, which another transaction locking the same row waits for (under READ COMMITTED
+ * its later statements then see what the first one committed), while rows that only reference it
+ * (a message of the conversation, a source of the project) are still written meanwhile. SQLite: the
+ * store's one connection runs one transaction at a time, so a transaction already holds the whole
+ * database; the row is only read.
+ */
+export async function lockRow(trx: Transaction<Database>, table: LockedTable, id: string): Promise<boolean> {
+  // SQL text: it runs on every message appended, where building a query costs more than running it.
+  const lock = locksRows(trx) ? sql` for no key update` : sql``;
+  const { rows } = await sql`select 1 from ${sql.table(table)} where id = ${id}${lock}`.execute(trx);
+  return rows.length > 0;
+}
+
+/**
+ * `query` that locks the rows it reads until the transaction ends, as lockRow does one row: `FOR NO
+ * KEY UPDATE` on PostgreSQL; as it is on SQLite, whose one connection runs one transaction at a time
+ * (and which does not parse the clause).
+ */
+export function lockingRows<Q extends { forNoKeyUpdate(): Q }>(trx: Transaction<Database>, query: Q): Q {
+  return locksRows(trx) ? query.forNoKeyUpdate() : query;
+}
+
+const locksRows = (trx: Transaction<Database>) => !(trx.getExecutor().adapter instanceof SqliteAdapter);
