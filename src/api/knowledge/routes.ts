@@ -6,7 +6,7 @@ import { validationErrorSchema } from '../../http/error-schemas.js';
 import { nulDetails } from '../../http/nul-guard.js';
 import { deleteSource, searchWithSources } from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
-import { BadRequest, ValidationError } from '../../lib/errors.js';
+import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
 import { adminProject } from '../projects/access.js';
 import {
   adminError,
@@ -20,7 +20,7 @@ import {
   sourceWrapped,
   uploadSourceBody,
 } from './schema.js';
-import { createSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from './service.js';
+import { createSource, fromBody, getSource, listSources, MAX_TITLE_CHARS, sourceFromFile, syncSource } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/knowledge`;
 /** Uploaded files and pasted content: large enough for a manual, small enough to hold in memory. */
@@ -70,7 +70,7 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
         400: adminError
           .or(validationErrorSchema)
           .describe(
-            'Not multipart (`Expected multipart/form-data with a file`), no file (`No file uploaded`), a file type it cannot read (`Unsupported file type: …`), or an invalid path parameter (validation error).',
+            'Not multipart (`Expected multipart/form-data with a file`), a body the multipart parser cannot read (`Malformed multipart/form-data body`), no file (`No file uploaded`), a file type it cannot read (`Unsupported file type: …`), or an invalid path parameter (validation error).',
           ),
         ...adminErrors,
         413: adminError.describe('Over a limit: `File too large` (20 MiB), `Too many files` (1), `Too many fields`, `Too many parts`.'),
@@ -81,16 +81,20 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
       if (!request.isMultipart()) throw BadRequest('Expected multipart/form-data with a file');
       let file: { name: string; data: Buffer } | null = null;
       let title: string | undefined;
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          // Over MAX_UPLOAD_BYTES this throws, answered 413 "File too large" by the error handler.
-          file = { name: part.filename, data: await part.toBuffer() };
-        } else if (part.fieldname === 'title' && typeof part.value === 'string' && part.value.trim()) {
-          // Form fields skip the JSON body's U+0000 check (the body is read here, not parsed before).
-          const details = nulDetails({ title: part.value });
-          if (details.length > 0) throw ValidationError(details);
-          title = part.value.trim().slice(0, 300);
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            // Over MAX_UPLOAD_BYTES this throws, answered 413 "File too large" by the error handler.
+            file = { name: part.filename, data: await part.toBuffer() };
+          } else if (part.fieldname === 'title' && typeof part.value === 'string' && part.value.trim()) {
+            // Form fields skip the JSON body's U+0000 check (the body is read here, not parsed before).
+            const details = nulDetails({ title: part.value });
+            if (details.length > 0) throw ValidationError(details);
+            title = part.value.trim().slice(0, MAX_TITLE_CHARS);
+          }
         }
+      } catch (err) {
+        throw malformedMultipart(err);
       }
       if (!file || file.data.length === 0) throw BadRequest('No file uploaded');
       const source = await createSource(app.deps, request.params.projectId, sourceFromFile(file.name, file.data, { title }));
@@ -187,3 +191,12 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   });
 };
+
+/**
+ * A body the multipart parser could not read (no boundary in its content type, a part cut off, a
+ * broken part header) is the client's: 400. Its limits (413) and our own errors pass as they are.
+ */
+function malformedMultipart(err: unknown): unknown {
+  if (err instanceof HttpError || (err as { code?: unknown }).code?.toString().startsWith('FST_')) return err;
+  return BadRequest('Malformed multipart/form-data body');
+}

@@ -71,6 +71,9 @@ function extensionOf(name: string): string {
  * (Markdown titles itself from its first heading). A file AnswerDesk cannot read is refused with
  * 400 and a message saying what would work, never stored as a text full of binary noise.
  */
+/** The longest title a source keeps, however it was given (the JSON body's limit). */
+export const MAX_TITLE_CHARS = 300;
+
 export function sourceFromFile(name: string, data: Buffer, options: { type?: SourceType; title?: string } = {}): sources.NewSource {
   if (data.length === 0) throw BadRequest('The file is empty');
   const ext = extensionOf(name);
@@ -85,7 +88,7 @@ export function sourceFromFile(name: string, data: Buffer, options: { type?: Sou
   const binary = type === 'pdf' ? undefined : NOT_TEXT.find(([bytes]) => bytes.every((b, i) => data[i] === b));
   if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type} text: save it as PDF or HTML first`);
   const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
-  const fallback = (ext ? base.slice(0, -ext.length) : base) || base;
+  const fallback = ((ext ? base.slice(0, -ext.length) : base) || base).slice(0, MAX_TITLE_CHARS);
   return {
     type,
     title: options.title ?? (type === 'markdown' ? undefined : fallback),

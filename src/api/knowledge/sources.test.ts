@@ -293,6 +293,28 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     expect((await upload(one.payload, one.headers)).statusCode).toBe(201);
   });
 
+  it('answers 400 to a multipart body it cannot read, and keeps a title from a long file name to 300 characters', async () => {
+    const p = await createProject(t);
+    const upload = (payload: Buffer | string, contentType: string) =>
+      t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/knowledge/files`, headers: { ...adminAuth(), 'content-type': contentType }, payload });
+    const noBoundary = await upload('abc', 'multipart/form-data');
+    const cutOff = await upload('--zzz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc', 'multipart/form-data; boundary=zzz');
+    const badHeader = await upload('--zzz\r\nnot a header\r\n\r\nabc\r\n--zzz--\r\n', 'multipart/form-data; boundary=zzz');
+    expect(noBoundary.statusCode).toBe(400);
+    expect(noBoundary.json()).toEqual({ error: 'Malformed multipart/form-data body' });
+    expect(cutOff.statusCode).toBe(400);
+    expect(cutOff.json()).toEqual({ error: 'Malformed multipart/form-data body' });
+    // A part without a header is skipped by the parser: no file was sent.
+    expect(badHeader.statusCode).toBe(400);
+    expect(badHeader.json()).toEqual({ error: 'No file uploaded' });
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
+
+    const long = multipart({ name: `${'a'.repeat(5000)}.txt`, type: 'text/plain', data: 'Some text.' });
+    const res = await upload(long.payload, long.headers['content-type']);
+    expect(res.statusCode).toBe(201);
+    expect(res.json().source.title).toBe('a'.repeat(300));
+  });
+
   it('crawls a start URL: same site, depth limit, robots.txt, private redirect refused', async () => {
     const source = await addSource(t.app, projectId, { type: 'url', url: `${site.base}/`, maxDepth: 1 });
     expect(source.status).toBe('ready');
