@@ -8,7 +8,28 @@ const addFormats = addFormatsModule.default;
 /** Largest parameters schema accepted, serialized. Tool schemas travel with every model call. */
 export const MAX_SCHEMA_BYTES = 32 * 1024;
 
+/**
+ * Deepest nesting of objects and arrays accepted in a parameters schema (each level of a schema is
+ * two: `properties`, then the property). Tool arguments are a few levels deep; ajv compiles and
+ * validates by recursion, and a schema nested a thousand times deep overflows its stack.
+ */
+export const MAX_SCHEMA_DEPTH = 64;
+
 export type JsonSchemaObject = Record<string, unknown>;
+
+/** How deeply objects and arrays nest in a JSON value, counted without recursion; stops past `limit`. */
+function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
 
 /**
  * A fresh validator (draft-07, the dialect model providers take for tool inputs), strict about
@@ -60,6 +81,7 @@ export function checkParametersSchema(schema: unknown, path = 'parameters'): Err
   const s = schema as JsonSchemaObject;
   const problems: ErrorDetail[] = [];
   if (Buffer.byteLength(JSON.stringify(s)) > MAX_SCHEMA_BYTES) problems.push({ path, message: `must be at most ${MAX_SCHEMA_BYTES} bytes` });
+  if (nestingDepth(s, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) problems.push({ path, message: `must nest objects and arrays at most ${MAX_SCHEMA_DEPTH} deep` });
   if (s.type !== 'object') problems.push({ path: `${path}.type`, message: 'must be "object" (tool arguments are an object)' });
   if (s.$schema !== undefined && !/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/.test(String(s.$schema))) {
     problems.push({ path: `${path}.$schema`, message: 'only JSON Schema draft-07 is supported; omit $schema' });

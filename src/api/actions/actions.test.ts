@@ -23,6 +23,19 @@ const orderLookup = {
   timeoutMs: 5000,
 };
 
+/** A string schema wrapped `depth` times as the items of an array. */
+const nested = (depth: number): Record<string, unknown> => {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < depth; i++) schema = { type: 'array', items: schema };
+  return schema;
+};
+/** A string schema wrapped `depth` times in `allOf`. */
+const allOf = (depth: number): Record<string, unknown> => {
+  let schema: Record<string, unknown> = { type: 'string' };
+  for (let i = 0; i < depth; i++) schema = { allOf: [schema] };
+  return schema;
+};
+
 describe.each(dialects)('actions admin API on $name', (dialect) => {
   let t: TestApp;
   let p: CreatedProject;
@@ -111,6 +124,9 @@ describe.each(dialects)('actions admin API on $name', (dialect) => {
     ['an invalid type name', { parameters: { type: 'object', properties: { orderId: { type: 'text' } }, required: ['orderId'] } }, 'parameters.properties.orderId.type'],
     ['a broken regular expression', { parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '(' } }, required: ['orderId'] } }, 'parameters'],
     ['an unknown format', { parameters: { type: 'object', properties: { orderId: { type: 'string', format: 'order-number' } }, required: ['orderId'] } }, 'parameters'],
+    // ajv compiles by recursion: a schema nested a thousand times deep (well under 32 KiB) overflowed its stack, a 500.
+    ['a schema nested a thousand times deep', { parameters: { type: 'object', properties: { orderId: nested(1000) }, required: ['orderId'] } }, 'parameters'],
+    ['a schema nested deep through allOf', { parameters: { type: 'object', properties: { orderId: allOf(1500) }, required: ['orderId'] } }, 'parameters'],
     ['a placeholder that is not a parameter', { url: 'https://shop.example.com/orders/{id}' }, 'url'],
     ['a placeholder that is not required', { parameters: { type: 'object', properties: { orderId: { type: 'string' } } } }, 'parameters.required'],
     ['a placeholder in the host', { url: 'https://{orderId}.example.com/x' }, 'url'],
