@@ -58,10 +58,14 @@ function storeHeaders(box: SecretBox, actionId: string, input: Record<string, He
     seen.add(lower);
     if (RESERVED_HEADERS.has(lower)) details.push({ path, message: 'is set by AnswerDesk or the HTTP client and cannot be configured' });
     const { value, secret } = typeof raw === 'string' ? { value: raw, secret: isSensitiveHeaderName(name) } : { value: raw.value, secret: raw.secret ?? isSensitiveHeaderName(name) };
-    if (secret && value === SECRET_MASK) {
+    if (value === SECRET_MASK) {
       const kept = previous.find((p) => p.secret && p.name.toLowerCase() === lower);
-      if (kept) out.push({ ...kept, name });
-      else details.push({ path, message: `"${SECRET_MASK}" keeps a stored secret, but this header has none; send the real value` });
+      if (secret && kept) out.push({ ...kept, name });
+      else if (secret) details.push({ path, message: `"${SECRET_MASK}" keeps a stored secret, but this header has none; send the real value` });
+      // The mask read back from a secret header, now marked public: storing it would replace the
+      // secret with the mask itself, and making a secret public needs its real value anyway.
+      else if (kept) details.push({ path, message: `"${SECRET_MASK}" is the mask of this header's stored secret; to make the header public, send its real value` });
+      else out.push({ name, secret: false, value });
       continue;
     }
     out.push(secret ? { name, secret: true, enc: box.seal(value, secretContext(actionId, name)) } : { name, secret: false, value });

@@ -189,6 +189,18 @@ describe.each(dialects)('actions admin API on $name', (dialect) => {
     const maskWithoutSecret = await patch({ headers: { 'X-Other-Token': '********' } });
     expect(maskWithoutSecret.statusCode).toBe(400);
 
+    // The mask read back, sent as public: it would have replaced the secret with "********".
+    const maskMadePublic = await patch({ headers: { 'X-Api-Key': { value: '********', secret: false } } });
+    expect(maskMadePublic.statusCode).toBe(400);
+    expect(maskMadePublic.json().details).toEqual([
+      { path: 'headers.X-Api-Key', message: '"********" is the mask of this header\'s stored secret; to make the header public, send its real value' },
+    ]);
+    expect(await storedKey()).toBe('key-two-654321');
+    // With its real value a secret header becomes public.
+    const madePublic = await patch({ headers: { 'X-Api-Key': { value: 'key-two-654321', secret: false } } });
+    expect(madePublic.json().action.headers).toEqual({ 'X-Api-Key': { value: 'key-two-654321', secret: false } });
+    expect((await patch({ headers: { 'X-Api-Key': { value: 'key-three-987654', secret: true } } })).statusCode).toBe(200);
+
     const reset = await patch({ query: null, enabled: false, timeoutMs: 250 });
     expect(reset.json().action).toMatchObject({ query: null, enabled: false, timeoutMs: 250 });
     // The merged definition is checked as a whole: the URL still needs orderId.
