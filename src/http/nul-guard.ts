@@ -1,20 +1,29 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { nulPaths } from '../lib/nul.js';
+import { loneSurrogatePaths, nulPaths } from '../lib/nul.js';
 
 /** The validation message for a field holding U+0000. */
 export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
-/** Validation details for every string or key holding U+0000 in these request parts. */
+/** The validation message for a field holding half of a surrogate pair (`"\ud800"` in JSON). */
+export const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an unpaired surrogate (such as \\ud800)';
+
+/** Validation details for every string or key holding U+0000 or an unpaired surrogate in these request parts. */
 export function nulDetails(...parts: unknown[]): ErrorDetail[] {
-  return parts.flatMap((part) => nulPaths(part)).map((path) => ({ path, message: NUL_MESSAGE }));
+  return [
+    ...parts.flatMap((part) => nulPaths(part)).map((path) => ({ path, message: NUL_MESSAGE })),
+    ...parts.flatMap((part) => loneSurrogatePaths(part)).map((path) => ({ path, message: LONE_SURROGATE_MESSAGE })),
+  ];
 }
 
 /**
  * Refuses U+0000 anywhere in a request's path parameters, query string or JSON body, before any
  * route's own validation: 400 Validation error naming each field (the identity routes answer in
  * their `{verified:false}` shape). PostgreSQL's text type cannot hold U+0000 and SQLite's can, so
- * without this one check the same request was a 500 on one database and stored on the other. Input
+ * without this one check the same request was a 500 on one database and stored on the other. An
+ * unpaired surrogate (`"\ud800"`, which JSON can write and no text holds) is refused the same way:
+ * each database stored it as a different replacement, and neither as it was sent. A URL cannot
+ * carry one (its percent-encoded bytes are not UTF-8, and are left undecoded or refused). Input
  * that reaches a route in another form (multipart fields, cursors, token claims) is checked where
  * it is decoded.
  */
