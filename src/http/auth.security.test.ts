@@ -83,6 +83,12 @@ describe.each(dialects)('auth on $name', (dialect) => {
       }
       // Server-to-server calls carry no Origin.
       expect((await config(auth(p.publicKey))).statusCode).toBe(200);
+      // A setting written with the scheme's default port matches the origin a browser sends, which
+      // never names it; another port is another origin.
+      const ported = await createProject(t, { allowedOrigins: ['https://shop.example:443', 'http://localhost:80'] });
+      for (const origin of ['https://shop.example', 'http://localhost']) expect((await config(auth(ported.publicKey, { origin }))).statusCode).toBe(200);
+      expect((await config(auth(ported.publicKey, { origin: 'https://shop.example:8443' }))).statusCode).toBe(403);
+      expect((await config(auth(ported.publicKey, { origin: 'null' }))).statusCode).toBe(403);
       // Without a list, any origin may call.
       expect((await config(auth(a.publicKey, { origin: 'https://anywhere.example' }))).statusCode).toBe(200);
     });

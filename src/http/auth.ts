@@ -183,7 +183,20 @@ function checkOrigin(request: FastifyRequest, owner: KeyOwner): void {
   const allowed = owner.project.settings.allowedOrigins;
   const origin = request.headers.origin;
   if (!allowed?.length || !origin) return;
-  if (!allowed.some((o) => o.toLowerCase() === origin.toLowerCase())) throw Forbidden('Origin not allowed');
+  const asked = originOf(origin);
+  if (!allowed.some((o) => originOf(o) === asked)) throw Forbidden('Origin not allowed');
+}
+
+/**
+ * An origin as browsers send it: lower case, without the scheme's default port
+ * (`https://Shop.example:443` is `https://shop.example`), so a setting written either way matches.
+ */
+function originOf(value: string): string {
+  try {
+    return new URL(value).origin;
+  } catch {
+    return value.toLowerCase();
+  }
 }
 
 /** The project whose key made this runtime call. */
