@@ -106,7 +106,7 @@ describe.each(dialects)('requests at once on $name', (dialect) => {
     expect(JSON.parse(row.settings)).toMatchObject({ instructions: 'Be brief.', widget: { primaryColor: '#111111', position: 'bottom-left' } });
   });
 
-  it('answers 404, not 500, to a sync or an eval run of what is being deleted meanwhile', async () => {
+  it('answers 404, not 500, to a sync, an eval run or a second delete of what is being deleted meanwhile', async () => {
     const p = await createProject(t, { model: 'builtin' });
     const base = `/projects/${p.project.id}`;
     for (let round = 0; round < 3; round++) {
@@ -117,17 +117,21 @@ describe.each(dialects)('requests at once on $name', (dialect) => {
         .insertInto('knowledge_sources')
         .values({ id: sourceId, project_id: p.project.id, type: 'url', title: 'Help', url: 'https://127.0.0.1/help', payload: null, options: JSON.stringify({ maxDepth: 0, maxPages: 1 }), status: 'ready', error: null, pages_done: 1, pages_total: 1, chunks_done: 0, chunk_count: 0, generation: null, synced_at: at, created_at: at, updated_at: at })
         .execute();
-      const [sync, del] = await Promise.all([admin('POST', `${base}/knowledge/${sourceId}/sync`), admin('DELETE', `${base}/knowledge/${sourceId}`)]);
+      const [sync, del, again] = await Promise.all([
+        admin('POST', `${base}/knowledge/${sourceId}/sync`),
+        admin('DELETE', `${base}/knowledge/${sourceId}`),
+        admin('DELETE', `${base}/knowledge/${sourceId}`),
+      ]);
       expect([202, 404]).toContain(sync.statusCode);
-      expect(del.statusCode).toBe(204);
+      expect(statuses([del, again])).toEqual([204, 404]);
       if (sync.statusCode === 404) expect(sync.json()).toEqual({ error: 'Knowledge source not found' });
       expect(await t.deps.store.db.selectFrom('knowledge_jobs').select('id').where('source_id', '=', sourceId).execute()).toEqual([]);
 
       const created = await admin('POST', `${base}/evals`, { name: `Race ${round}`, cases: [{ question: 'Do you offer gift wrapping?', answerable: false }] });
       const evalId = created.json().eval.id as string;
-      const [run, gone] = await Promise.all([admin('POST', `${base}/evals/${evalId}/run`), admin('DELETE', `${base}/evals/${evalId}`)]);
+      const [run, gone, goneAgain] = await Promise.all([admin('POST', `${base}/evals/${evalId}/run`), admin('DELETE', `${base}/evals/${evalId}`), admin('DELETE', `${base}/evals/${evalId}`)]);
       expect([201, 404]).toContain(run.statusCode);
-      expect(gone.statusCode).toBe(204);
+      expect(statuses([gone, goneAgain])).toEqual([204, 404]);
       expect(await t.deps.store.db.selectFrom('eval_runs').select('id').where('eval_id', '=', evalId).execute()).toEqual([]);
     }
   });

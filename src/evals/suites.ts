@@ -81,6 +81,8 @@ export async function getSuite(db: Db, projectId: string, evalId: string): Promi
 export async function deleteSuite(db: Db, projectId: string, evalId: string): Promise<void> {
   await getSuite(db, projectId, evalId);
   await db.transaction().execute(async (trx) => {
+    // Two deletes at once: the second finds it gone (404), as it would one after the other.
+    if (!(await lockRow(trx, 'eval_suites', evalId))) throw NotFound('Eval not found');
     await trx.deleteFrom('eval_runs').where('eval_id', '=', evalId).execute();
     await trx.deleteFrom('eval_suites').where('id', '=', evalId).execute();
   });

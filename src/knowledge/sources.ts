@@ -93,6 +93,8 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
   await getSource(db, projectId, sourceId);
   await db.transaction().execute(async (trx) => {
+    // Two deletes at once: the second finds it gone (404), as it would one after the other.
+    if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
     await deleteSourceJobs(trx, sourceId);
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
     await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).execute();
