@@ -93,11 +93,12 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
   await getSource(db, projectId, sourceId);
   await db.transaction().execute(async (trx) => {
-    // Two deletes at once: the second finds it gone (404), as it would one after the other.
-    if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
+    // Jobs first, then the source (the order a claim locks them in; see deleteSourceJobs). Two
+    // deletes at once: the second finds the source gone (404), as it would one after the other.
     await deleteSourceJobs(trx, sourceId);
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
-    await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).execute();
+    const deleted = await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) throw NotFound('Knowledge source not found');
   });
 }
 
