@@ -11,6 +11,7 @@ import { checkArguments } from './json-schema.js';
 import { SecretMasker } from './masking.js';
 import { ArgumentError, composeHeaders, prepareRequest, secretValues, type CallIdentity } from './request.js';
 import { decodeBody, maskBody, MAX_RESPONSE_BYTES, textForModel } from './response.js';
+import { clipText } from '../lib/nul.js';
 
 /** Characters of the response body a test run shows (the model gets its own, shorter cut). */
 export const MAX_SHOWN_BODY_CHARS = 64 * 1024;
@@ -207,7 +208,7 @@ async function record(action: ActionDefinition, result: ActionCallResult, option
       outcome: result.ok ? 'ok' : 'error',
       http_status: status,
       latency_ms: result.latencyMs,
-      error: error ? error.slice(0, 1000) : null,
+      error: error ? clipText(error, 1000) : null,
     });
   } catch (err) {
     options.log?.warn({ err, actionId: action.id }, 'could not record the action call');

@@ -1,4 +1,4 @@
-import { stripNul, stripNulDeep } from '../lib/nul.js';
+import { storable, storableDeep } from '../lib/nul.js';
 import type { SecretMasker } from './masking.js';
 
 /** Bytes read from an action endpoint at most; the rest of a larger response is dropped. */
@@ -47,12 +47,12 @@ export interface MaskedBody {
  * (over 1 MiB) cannot be parsed and is treated as text.
  */
 export function maskBody(raw: string, contentType: string | null, masker: SecretMasker): MaskedBody {
-  const text = stripNul(masker.maskText(raw));
+  const text = storable(masker.maskText(raw));
   const trimmed = text.trim();
   if (isJsonType(contentType) || /^[[{]/.test(trimmed)) {
     try {
       const parsed: unknown = JSON.parse(trimmed);
-      const value = stripNulDeep(masker.maskValue(parsed));
+      const value = storableDeep(masker.maskValue(parsed));
       // The decoded pass found what the text pass did not: show the masked value, not the text.
       const same = JSON.stringify(value) === JSON.stringify(parsed);
       return { text: same ? text : JSON.stringify(value), json: { value } };

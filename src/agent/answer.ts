@@ -15,7 +15,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { appendMessage, listHistory, messageExists, type HistoryMessage, type MessageRow } from '../conversations/messages.js';
 import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
 import { MODEL_HINTS } from '../lib/model-hints.js';
-import { stripNul, stripNulDeep } from '../lib/nul.js';
+import { storable, storableDeep } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
 import { retryWhileUnavailable } from '../store/faults.js';
 import { isUniqueViolation } from '../store/index.js';
@@ -356,7 +356,7 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
         return;
       }
       // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold.
-      if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: stripNul(part.text) };
+      if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: storable(part.text) };
       if (citeSearchResults && part.type === 'text-delta') answerText += part.text;
       if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) found.push(...numberedHits(part.output));
       // The sources of a real model's answer are those it used, known once its text is complete.
@@ -429,7 +429,7 @@ function finishedAnswer(
   reported: MessageOutcome | null,
 ): FinishedAnswer {
   // Whatever the model or a tool produced, U+0000 included, must be storable on PostgreSQL.
-  const parts = stripNulDeep(message.parts.filter((p) => p.type !== 'step-start'));
+  const parts = storableDeep(message.parts.filter((p) => p.type !== 'step-start'));
   const content = parts
     .flatMap((p) => (p.type === 'text' && p.text.trim() ? [p.text.trim()] : []))
     .join('\n\n');

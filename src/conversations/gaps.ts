@@ -4,6 +4,7 @@ import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
 import type { KnowledgeGapsTable } from '../store/schema.js';
 import { GROUP_SIMILARITY, groupQuestions, jaccard, leadOf, termsOfEach } from './question-groups.js';
+import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 export type GapRow = Selectable<KnowledgeGapsTable>;
@@ -171,7 +172,7 @@ async function ensureGap(db: Db, projectId: string, question: string, terms: str
     .values({
       id: newId('gap'),
       project_id: projectId,
-      question: question.slice(0, 2000),
+      question: clipText(question, 2000),
       terms: JSON.stringify(sorted),
       signature,
       status: 'open',

@@ -4,6 +4,7 @@ import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
+import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -107,7 +108,7 @@ export async function requestHandoff(
       .updateTable('conversations')
       .set({
         handoff_status: 'requested',
-        handoff_reason: input.reason ? input.reason.slice(0, MAX_REASON_LENGTH) : null,
+        handoff_reason: input.reason ? clipText(input.reason, MAX_REASON_LENGTH) : null,
         handoff_via: input.via,
         handoff_requested_at: now(),
         handoff_assignee_id: null,

@@ -5,6 +5,7 @@ import type { MessageOutcome, MessagesTable } from '../store/schema.js';
 import { lockRow } from '../store/lock.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
+import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 export type MessageRow = Selectable<MessagesTable>;
@@ -151,7 +152,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
     await sql`
       update conversations
       set message_count = ${replaced ? conv.message_count : Number(conv.message_count) + 1},
-        last_message_preview = ${msg.content.slice(0, PREVIEW_LENGTH)},
+        last_message_preview = ${clipText(msg.content, PREVIEW_LENGTH)},
         last_message_role = ${msg.role === 'user' ? 'USER' : 'ASSISTANT'},
         updated_at = ${at}
       where id = ${conversation.id}`.execute(trx);

@@ -233,6 +233,46 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     expect(logs.join('')).not.toContain('unhandled error');
   });
 
+  it('answers a body nested a hundred thousand arrays deep with a 4xx on every route, never a 500', async () => {
+    // The check for U+0000 walked a body by recursion, once per level: such a body, a few hundred
+    // kilobytes, overflowed the stack before any route's validation (a 500 on every JSON route).
+    // The project of the test before, when it ran: a second one would spend the admin token's budget.
+    if (!ids.projectId) await everythingProject();
+    const doc = t.app.swagger() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
+    const bodies = validBodies();
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const failures: string[] = [];
+    let checked = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const body = bodies[`${method.toUpperCase()} ${path}`];
+        if (!op.requestBody?.content['application/json'] || body === undefined) continue;
+        const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? `missing-${name}`));
+        const admin = url.startsWith('/api/v1/admin/');
+        // The project's secret key where it serves, so that the admin token's budget (600 a minute,
+        // mostly spent by the test before) is left for the routes that need it.
+        const projectRoute = url.startsWith(`/api/v1/admin/projects/${p.project.id}/`);
+        // In place of each string leaf, and beside the body's own fields.
+        const payloads = stringLeaves(body).map((leaf) => JSON.stringify(withNulAt(body, leaf, '\u0001DEEP')).replace(/"[^"]*\\u0001DEEPx"/, deep));
+        if (body !== null && typeof body === 'object' && !Array.isArray(body)) payloads.push(JSON.stringify({ ...body, deep: 'DEEP' }).replace('"DEEP"', deep));
+        expect(payloads.every((payload) => payload.includes('[[[[[[[[')), `${method} ${path}`).toBe(true);
+        for (const payload of payloads) {
+          checked++;
+          const res = await t.app.inject({
+            method: method.toUpperCase() as InjectOptions['method'],
+            url,
+            headers: { ...(projectRoute ? { authorization: `Bearer ${p.secretKey}` } : admin ? adminAuth() : auth(p.publicKey)), 'content-type': 'application/json' },
+            payload,
+          });
+          if (res.statusCode >= 500) failures.push(`${method.toUpperCase()} ${path} → ${res.statusCode} ${res.body.slice(0, 120)}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(50);
+    expect(logs.join('')).not.toContain('unhandled error');
+  });
+
   it('refuses U+0000 that arrives encoded: in a paging cursor, in identity token claims, in an upload field', async () => {
     const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const p = await createProject(t);
@@ -295,6 +335,26 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     ]);
     const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(viaFake.publicKey) });
     expect(history.json().messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Our hours are nine to five.' });
+  });
+
+  it('stores model output holding half a surrogate pair as the same text on both databases: U+FFFD in its place', async () => {
+    const viaFake = await createProject(t, { model: 'openai-compatible:fake' });
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(viaFake.publicKey), payload: {} });
+    const conversationId = created.json().conversationId as string;
+    // A pair split over two deltas is whole again in the stored text; a lone half is not.
+    fake.enqueue({ text: ['Open \ud83d', '\ude00 daily', ' \ud800!'] });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(viaFake.publicKey),
+      payload: { conversationId, messages: [{ role: 'user', content: 'Hours?' }] },
+    });
+    expect(res.statusCode).toBe(200);
+    const [row] = await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('role', '=', 'assistant').execute();
+    expect(row!.content).toBe('Open 😀 daily \ufffd!');
+    expect(JSON.parse(row!.parts!).find((p: { type: string }) => p.type === 'text').text).toBe('Open 😀 daily \ufffd!');
+    const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(viaFake.publicKey) });
+    expect(history.json().messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Open 😀 daily \ufffd!' });
   });
 
   it('stores an answer whose tool call and action response hold U+0000, without it', async () => {

@@ -1,5 +1,5 @@
 import { now } from '../lib/ids.js';
-import { stripNul } from '../lib/nul.js';
+import { storable } from '../lib/nul.js';
 import { isUniqueViolation } from '../store/index.js';
 import { enqueueIngestion } from './jobs.js';
 import type { KnowledgeDeps } from './runtime.js';
@@ -26,7 +26,7 @@ export interface FaqItem {
  * make one source: the later insert conflicts, and its item joins the earlier one's source.
  */
 export async function addFaqItem(deps: KnowledgeDeps, projectId: string, input: FaqItem): Promise<SourceRow> {
-  const item = { question: stripNul(input.question).trim(), answer: stripNul(input.answer).trim() };
+  const item = { question: storable(input.question).trim(), answer: storable(input.answer).trim() };
   const db = deps.store.db;
   for (let attempt = 0; ; attempt++) {
     const existing = await db

@@ -1,7 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { SqliteAdapter, sql, type Kysely, type Selectable } from 'kysely';
 import { newId } from '../lib/ids.js';
-import { stripNul, stripNulDeep } from '../lib/nul.js';
+import { storable, storableDeep } from '../lib/nul.js';
 import { withoutFlushWait } from '../store/commit.js';
 import type { Database, KnowledgeChunksTable, KnowledgeSourcesTable } from '../store/schema.js';
 import { crawl, crawlSitemap, type FetchContext, type PageFailure } from './crawl.js';
@@ -51,7 +51,7 @@ export const DEFAULT_CRAWL: CrawlOptions = { maxDepth: 2, maxPages: 50 };
 /** The pages of a source, read from its stored payload or fetched from the web, each in chunks. */
 async function* pagesOf(source: SourceRow, ctx: IngestContext, failures: PageFailure[], onTotal: (n: number | null) => Promise<void>): AsyncGenerator<ParsedDocument> {
   const options = { ...DEFAULT_CRAWL, ...(JSON.parse(source.options) as Partial<CrawlOptions>) };
-  const events = { onTotal, onFailure: (f: PageFailure) => void failures.push(stripNulDeep(f)) };
+  const events = { onTotal, onFailure: (f: PageFailure) => void failures.push(storableDeep(f)) };
   const crawling = { ...ctx.fetch, parse: (input: Parameters<DocumentParser['parse']>[0]) => ctx.parser.parse(input, ctx.fetch.signal) };
   switch (source.type) {
     case 'url':
@@ -124,11 +124,11 @@ export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Pr
   if (chunks.length === 0) return;
   const rows = chunks.map((c) => ({
     ...c,
-    title: stripNul(c.title),
-    heading_path: stripNul(c.heading_path),
-    headings: stripNul(c.headings),
-    url: c.url === null ? null : stripNul(c.url),
-    text: stripNul(c.text),
+    title: storable(c.title),
+    heading_path: storable(c.heading_path),
+    headings: storable(c.headings),
+    url: c.url === null ? null : storable(c.url),
+    text: storable(c.text),
   }));
   if (db.getExecutor().adapter instanceof SqliteAdapter) {
     for (let i = 0; i < rows.length; i += SQLITE_INSERT_BATCH) {

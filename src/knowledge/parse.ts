@@ -1,4 +1,4 @@
-import { stripNul, stripNulDeep } from '../lib/nul.js';
+import { storable, storableDeep } from '../lib/nul.js';
 import { chunkPage } from './chunk.js';
 import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage } from './extract.js';
 import { markdownToPage } from './markdown.js';
@@ -66,5 +66,5 @@ export async function parseDocument(input: DocumentInput): Promise<ParsedDocumen
     input.kind === 'fetched' && input.withLinks
       ? htmlLinks(Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('utf8'), input.url)
       : [];
-  return { title: stripNul(page.title), chunks: stripNulDeep(chunkPage(page)), links };
+  return { title: storable(page.title), chunks: storableDeep(chunkPage(page)), links };
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { stripNul } from '../lib/nul.js';
+import { storable } from '../lib/nul.js';
 import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
@@ -40,9 +40,9 @@ export async function createSource(deps: KnowledgeDeps, projectId: string, input
     id: newId('ks'),
     project_id: projectId,
     type: input.type,
-    title: input.title === undefined ? null : stripNul(input.title) || null,
+    title: input.title === undefined ? null : storable(input.title) || null,
     url: input.url ?? null,
-    payload: input.payload === undefined ? null : stripNul(input.payload),
+    payload: input.payload === undefined ? null : storable(input.payload),
     options: JSON.stringify(Object.fromEntries(Object.entries(input.options ?? {}).filter(([, v]) => v !== undefined))),
     status: 'pending',
     error: null,

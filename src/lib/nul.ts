@@ -1,23 +1,41 @@
 /**
- * U+0000 in text. PostgreSQL's text type cannot hold it (SQLite can), so text that goes to the
- * store never carries it: input with it is refused (src/http/nul-guard.ts), and text AnswerDesk
- * did not get from a client (model output, action responses, extracted documents) has it removed.
+ * Text the store can keep the same on both databases. U+0000: PostgreSQL's text type cannot hold it
+ * (SQLite can). Half of a UTF-16 surrogate pair, which JSON can write (`"\ud800"`) though it is no
+ * character: SQLite keeps its bytes, which are not UTF-8, and PostgreSQL a U+FFFD. Input holding
+ * either is refused (src/http/nul-guard.ts); text AnswerDesk did not get from a client (model
+ * output, action responses, extracted documents) is made storable: U+0000 removed, a lone
+ * surrogate replaced by U+FFFD.
  */
 const NUL = /\u0000/g;
 
-/** `text` without U+0000. */
-export function stripNul(text: string): string {
-  return text.includes('\u0000') ? text.replace(NUL, '') : text;
+/** Half of a UTF-16 surrogate pair without its other half: no Unicode character at all. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const hasLoneSurrogate = (text: string) => text.search(LONE_SURROGATE) >= 0;
+
+/** `text` without U+0000, and with U+FFFD for each unpaired surrogate. */
+export function storable(text: string): string {
+  const out = text.includes('\u0000') ? text.replace(NUL, '') : text;
+  return hasLoneSurrogate(out) ? out.replace(LONE_SURROGATE, '\uFFFD') : out;
 }
 
-/** A copy of a JSON-like value with U+0000 removed from every string and object key. */
-export function stripNulDeep<T>(value: T): T {
-  if (typeof value === 'string') return stripNul(value) as T;
-  if (Array.isArray(value)) return value.map((v) => stripNulDeep(v)) as T;
+/** A copy of a JSON-like value with every string and object key storable. */
+export function storableDeep<T>(value: T): T {
+  if (typeof value === 'string') return storable(value) as T;
+  if (Array.isArray(value)) return value.map((v) => storableDeep(v)) as T;
   if (value !== null && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value))) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [stripNul(k), stripNulDeep(v)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k), storableDeep(v)])) as T;
   }
   return value;
+}
+
+/**
+ * The first `max` UTF-16 units of `text`, or one fewer where the cut would split a surrogate pair
+ * (an emoji at the limit): half a pair is not storable (see above).
+ */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const code = text.charCodeAt(max - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? max - 1 : max);
 }
 
 /**
@@ -28,29 +46,53 @@ export function nulPaths(value: unknown): string[] {
   return pathsWhere(value, (s) => s.includes('\u0000'), (k) => k.replace(NUL, '\\u0000'));
 }
 
-/** Half of a UTF-16 surrogate pair without its other half: no Unicode character at all. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * Where an unpaired surrogate occurs (JSON can write one, `"\ud800"`, though it is no character):
  * the dot paths, as nulPaths gives them. Each database stores such text differently (SQLite as three
  * U+FFFD, PostgreSQL as one), and neither as it was sent.
  */
 export function loneSurrogatePaths(value: unknown): string[] {
-  const lone = (s: string) => s.search(LONE_SURROGATE) >= 0;
-  return pathsWhere(value, lone, (k) => k.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`));
+  return pathsWhere(value, hasLoneSurrogate, (k) => k.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`));
 }
 
-/** The dot paths of the strings and object keys of `value` that pass `test`; keys shown by `label`. */
-function pathsWhere(value: unknown, test: (s: string) => boolean, label: (key: string) => string, path: string[] = [], found: string[] = []): string[] {
-  if (typeof value === 'string') {
-    if (test(value)) found.push(path.join('.'));
-  } else if (Array.isArray(value)) {
-    value.forEach((v, i) => pathsWhere(v, test, label, [...path, String(i)], found));
-  } else if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (test(k)) found.push([...path, label(k)].join('.'));
-      pathsWhere(v, test, label, [...path, k], found);
+/**
+ * The dot paths of the strings and object keys of `value` that pass `test`, in document order; keys
+ * shown by `label`. Walked with a stack of its own, not by recursion: a body nested a hundred
+ * thousand arrays deep is still a small request, and is refused by validation after this, not by a
+ * stack overflow.
+ */
+function pathsWhere(value: unknown, test: (s: string) => boolean, label: (key: string) => string): string[] {
+  // Each node keeps its parent and key; a path is built only for what is found.
+  interface Node {
+    value: unknown;
+    parent: Node | null;
+    key: string;
+    /** A node that stands for an object's key rather than its value. */
+    isKey?: boolean;
+  }
+  const pathOf = (node: Node): string => {
+    const keys: string[] = [];
+    for (let n: Node | null = node; n && n.parent; n = n.parent) keys.push(n.isKey ? label(n.key) : n.key);
+    return keys.reverse().join('.');
+  };
+  const found: string[] = [];
+  const stack: Node[] = [{ value, parent: null, key: '' }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (node.isKey) {
+      if (test(node.key)) found.push(pathOf(node));
+    } else if (typeof v === 'string') {
+      if (test(v)) found.push(pathOf(node));
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: node, key: String(i) });
+    } else if (v !== null && typeof v === 'object') {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, child] = entries[i]!;
+        stack.push({ value: child, parent: node, key: k });
+        stack.push({ value: undefined, parent: node, key: k, isKey: true });
+      }
     }
   }
   return found;

@@ -92,6 +92,21 @@ describe.each(dialects)('conversations on $name', (dialect) => {
     expect(second.json()).toEqual({ conversations: [expect.objectContaining({ id: ids[1], lastMessageRole: 'USER' })] });
   });
 
+  it('cuts the preview before an emoji that straddles its 150th character, the same on both databases', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(a.publicKey), payload: { endUserExternalId: 'emoji' } });
+    const id = created.json().conversationId as string;
+    // 149 letters, then an emoji of two UTF-16 units: a cut at 150 kept half of it, which SQLite
+    // stored as bytes that are not UTF-8 (read back as three U+FFFD) and PostgreSQL as one U+FFFD.
+    const content = `${'a'.repeat(149)}😀 and more`;
+    await appendMessage(t.deps.store.db, { id, project_id: a.project.id }, { role: 'user', content, status: 'complete' });
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/chat/conversations?userId=emoji', headers: auth(a.publicKey) });
+    expect(res.json().conversations[0].lastMessagePreview).toBe('a'.repeat(149));
+    const whole = `${'a'.repeat(148)}😀 and more`;
+    await appendMessage(t.deps.store.db, { id, project_id: a.project.id }, { role: 'user', content: whole, status: 'complete' });
+    const again = await t.app.inject({ method: 'GET', url: '/api/v1/chat/conversations?userId=emoji', headers: auth(a.publicKey) });
+    expect(again.json().conversations[0].lastMessagePreview).toBe(`${'a'.repeat(148)}😀`);
+  });
+
   it('requires userId and rejects a bad cursor', async () => {
     const missing = await t.app.inject({ method: 'GET', url: '/api/v1/chat/conversations', headers: auth(a.publicKey) });
     expect(missing.statusCode).toBe(400);

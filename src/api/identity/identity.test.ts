@@ -132,6 +132,19 @@ describe.each(dialects)('identity on $name', (dialect) => {
       expect(bare.json()).toEqual({ verified: true, user: { id: 'bare' } });
     });
 
+    it('leaves out an email claim that is no e-mail address, and refuses claims holding half a surrogate pair', async () => {
+      const res = await identify(a.publicKey, { token: signHs256(a.hmacSecret, { sub: 'odd-mail', email: 'not-an-email', name: 'Odd' }) });
+      expect(res.json()).toEqual({ verified: true, user: { id: 'odd-mail', name: 'Odd' } });
+      expect(await endUser(a, 'odd-mail')).toMatchObject({ email: null, name: 'Odd' });
+      // JSON.stringify writes the lone surrogate as \ud800: the token is well formed, its claim is no text.
+      for (const claims of [{ sub: 's\ud800' }, { sub: 'ok-sub', name: 'N\udc00' }]) {
+        const refused = await identify(a.publicKey, { token: signHs256(a.hmacSecret, claims) });
+        expect(refused.statusCode).toBe(401);
+        expect(refused.json().verified).toBe(false);
+      }
+      expect(await endUser(a, 'ok-sub')).toBeUndefined();
+    });
+
     it('honours exp and nbf with 30 s of clock tolerance', async () => {
       const nowS = Math.floor(Date.now() / 1000);
       const justExpired = signHs256(a.hmacSecret, { sub: 'skew', exp: nowS - 5 });

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
-import { nulPaths } from '../../lib/nul.js';
+import { z } from 'zod';
+import { loneSurrogatePaths, nulPaths } from '../../lib/nul.js';
 import type { KeyOwner } from '../../projects/keys.js';
 
 export interface IdentityClaims {
@@ -18,7 +19,8 @@ const CLOCK_TOLERANCE_S = 30;
  * Verifies an HS256 JWT signed with the project's HMAC secret. Any other `alg` is refused; `sub`
  * and `exp` are required (a token without `exp` would prove the identity forever); `exp`, `nbf` and
  * an `iat` in the future are checked with 30 s of clock tolerance; `sub`, `email` and `name` may not
- * hold U+0000. Returns null when invalid.
+ * hold U+0000 or an unpaired surrogate; an `email` that is no e-mail address is left out. Returns
+ * null when invalid.
  */
 export async function verifyIdentityToken(secret: string, token: string): Promise<IdentityClaims | null> {
   let payload: JWTPayload;
@@ -38,9 +40,12 @@ export async function verifyIdentityToken(secret: string, token: string): Promis
   if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) return null;
   const str = (v: unknown) => (typeof v === 'string' && v.length <= 256 ? v : undefined);
   const claims = { sub: payload.sub, email: str(payload.email), name: str(payload.name) };
-  // Claims are input like any other: U+0000 is refused (it cannot be stored on PostgreSQL).
-  if (nulPaths(claims).length > 0) return null;
-  return claims;
+  // Claims are input like any other: U+0000 (which PostgreSQL cannot store) and half of a surrogate
+  // pair (stored differently by each database) make the token invalid.
+  if (nulPaths(claims).length > 0 || loneSurrogatePaths(claims).length > 0) return null;
+  // An `email` claim that is no e-mail address is not stored, as /identity/verify refuses one; the
+  // signed `sub` still identifies the user.
+  return { ...claims, email: claims.email !== undefined && isEmail(claims.email) ? claims.email : undefined };
 }
 
 /**
@@ -70,3 +75,6 @@ export async function checkIdentity(request: FastifyRequest, owner: KeyOwner, ex
   }
   return proven;
 }
+
+const emailSchema = z.email();
+const isEmail = (value: string) => emailSchema.safeParse(value).success;

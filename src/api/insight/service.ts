@@ -7,6 +7,7 @@ import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
 import { questionTerms } from '../gaps/service.js';
 import type { ActivityItem, Analytics } from './schema.js';
+import { clipText } from '../../lib/nul.js';
 
 type Db = Kysely<Database>;
 
@@ -49,7 +50,7 @@ export async function activityFeed(
     conversationId: r.conversation_id,
     role: r.role,
     status: r.status,
-    preview: r.content.slice(0, PREVIEW_LENGTH),
+    preview: clipText(r.content, PREVIEW_LENGTH),
     createdAt: r.created_at,
     endUserExternalId: r.end_user_external_id,
   }));

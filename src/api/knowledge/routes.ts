@@ -21,6 +21,7 @@ import {
   uploadSourceBody,
 } from './schema.js';
 import { createSource, fromBody, getSource, listSources, MAX_TITLE_CHARS, sourceFromFile, syncSource } from './service.js';
+import { clipText } from '../../lib/nul.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/knowledge`;
 /** Uploaded files and pasted content: large enough for a manual, small enough to hold in memory. */
@@ -90,7 +91,7 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
             // Form fields skip the JSON body's U+0000 check (the body is read here, not parsed before).
             const details = nulDetails({ title: part.value });
             if (details.length > 0) throw ValidationError(details);
-            title = part.value.trim().slice(0, MAX_TITLE_CHARS);
+            title = clipText(part.value.trim(), MAX_TITLE_CHARS);
           }
         }
       } catch (err) {

@@ -5,6 +5,7 @@ import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest } from '../../lib/errors.js';
 import type { Database } from '../../store/schema.js';
 import type { CreateSourceBody, KnowledgeSource } from './schema.js';
+import { clipText } from '../../lib/nul.js';
 
 type Db = Kysely<Database>;
 
@@ -88,7 +89,7 @@ export function sourceFromFile(name: string, data: Buffer, options: { type?: Sou
   const binary = type === 'pdf' ? undefined : NOT_TEXT.find(([bytes]) => bytes.every((b, i) => data[i] === b));
   if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type} text: save it as PDF or HTML first`);
   const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
-  const fallback = ((ext ? base.slice(0, -ext.length) : base) || base).slice(0, MAX_TITLE_CHARS);
+  const fallback = clipText((ext ? base.slice(0, -ext.length) : base) || base, MAX_TITLE_CHARS);
   return {
     type,
     title: options.title ?? (type === 'markdown' ? undefined : fallback),
