@@ -132,6 +132,8 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     const answer = await send(p, id, 'Are you there?');
     expect(fake.requests.length).toBe(before);
     expect(chunkTypes(answer.chunks)).toEqual(['start', 'data-handoff', 'finish']);
+    // No answer is stored, so `start` names no message (an id there would be one to rate, and 404).
+    expect(answer.chunks[0]).toEqual({ type: 'start', messageMetadata: { conversationId: id } });
     const data = answer.chunks.find((c) => c.type === 'data-handoff') as { data: HandoffDoc };
     expect(data.data).toMatchObject({ status: 'requested', reason: 'Talk to a person' });
     expect(answer.raw.trimEnd().endsWith('data: [DONE]')).toBe(true);

@@ -1,4 +1,4 @@
-import { createUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import type { UIMessageChunk } from 'ai';
 import type { FastifyBaseLogger } from 'fastify';
 import {
   getHandoff,
@@ -14,15 +14,21 @@ import type { Project } from '../../projects/project.js';
 
 /**
  * The answer to a send while the conversation is with a person (or waiting for one): no model call,
- * just the AI SDK's own stream of `start`, a `data-handoff` part with the state, and `finish`, so an
- * AI SDK client (`useChat`) reads it like any answer.
+ * just the AI SDK's chunks `start`, a `data-handoff` part with the state, and `finish`, so an AI SDK
+ * client (`useChat`) reads it like any answer. Written as they are rather than through
+ * createUIMessageStream, which gives a `start` without `messageId` an id of its own: no message is
+ * stored, so `start` names none (an id there is one a client would rate, and get 404).
  */
 export function handoffStream(conversationId: string, handoff: HandoffState): ReadableStream<UIMessageChunk> {
-  return createUIMessageStream<UIMessage>({
-    execute: ({ writer }) => {
-      writer.write({ type: 'start', messageMetadata: { conversationId } });
-      writer.write({ type: 'data-handoff', data: handoff });
-      writer.write({ type: 'finish', finishReason: 'stop' });
+  const chunks: UIMessageChunk[] = [
+    { type: 'start', messageMetadata: { conversationId } },
+    { type: 'data-handoff', data: handoff },
+    { type: 'finish', finishReason: 'stop' },
+  ];
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
     },
   });
 }
