@@ -173,6 +173,10 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
   });
   await app.register(cors, {
     origin: true,
+    // An OPTIONS that is no complete preflight (no Origin, or no Access-Control-Request-Method) is
+    // answered as one, 204, rather than with @fastify/cors's plain-text 400, which no error of this
+    // API is: every error body is JSON.
+    strictPreflight: false,
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'],
     allowedHeaders: ['content-type', 'authorization', 'x-api-key', 'x-user-hmac', 'x-user-token', 'if-none-match', 'last-event-id'],
     // One string rather than the list: @fastify/cors joins a list again on every request.

@@ -135,6 +135,15 @@ describe.each(dialects)('errors on $name', (dialect) => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
+  it('answers an OPTIONS that is no complete preflight as a preflight, not with a plain-text 400', async () => {
+    for (const headers of [{}, { origin: 'https://shop.example' }, { 'access-control-request-method': 'POST' }]) {
+      const res = await t.app.inject({ method: 'OPTIONS', url: '/api/v1/chat/messages', headers });
+      expect(res.statusCode, JSON.stringify(headers)).toBe(204);
+      expect(res.body).toBe('');
+      expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
+    }
+  });
+
   it('never logs keys, HMAC secrets, signatures or tokens', async () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk, _enc, done) => (lines.push(chunk.toString()), done()) });
