@@ -64,6 +64,25 @@ describe.each(dialects)('errors on $name', (dialect) => {
     }
   });
 
+  it('lists at most 100 problems of a body, and how many more there were', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(a.publicKey), payload: {} });
+    // Five messages of a thousand parts each, every part of the wrong type.
+    const parts = Array.from({ length: 1000 }, () => ({ type: 1 }));
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/chat/messages',
+      headers: auth(a.publicKey),
+      payload: { conversationId: created.json().conversationId, messages: Array.from({ length: 5 }, () => ({ role: 'user', parts })) },
+    });
+    expect(res.statusCode).toBe(400);
+    const { error, details } = res.json() as { error: string; details: Array<{ path: string; message: string }> };
+    expect(error).toBe('Validation error');
+    expect(details).toHaveLength(101);
+    expect(details[100]!.message).toMatch(/^and \d+ more problems$/);
+    expect(Number(details[100]!.message.match(/\d+/)![0])).toBeGreaterThanOrEqual(4900);
+    expect(res.body.length).toBeLessThan(20_000);
+  });
+
   it('answers a body over 100 KiB 413 {"error":"Request body too large"}; send-message allows 1 MiB', async () => {
     const big = JSON.stringify({ conversationId: 'conv_x', rating: 'POSITIVE', comment: 'x'.repeat(101 * 1024) });
     const res = await t.app.inject({
