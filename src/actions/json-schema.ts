@@ -79,9 +79,10 @@ export function checkParametersSchema(schema: unknown, path = 'parameters'): Err
     return [{ path, message: 'must be a JSON Schema object' }];
   }
   const s = schema as JsonSchemaObject;
+  // First, and alone: JSON.stringify and ajv both recurse, and overflow the stack on a deep value.
+  if (nestingDepth(s, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) return [{ path, message: `must nest objects and arrays at most ${MAX_SCHEMA_DEPTH} deep` }];
   const problems: ErrorDetail[] = [];
   if (Buffer.byteLength(JSON.stringify(s)) > MAX_SCHEMA_BYTES) problems.push({ path, message: `must be at most ${MAX_SCHEMA_BYTES} bytes` });
-  if (nestingDepth(s, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) problems.push({ path, message: `must nest objects and arrays at most ${MAX_SCHEMA_DEPTH} deep` });
   if (s.type !== 'object') problems.push({ path: `${path}.type`, message: 'must be "object" (tool arguments are an object)' });
   if (s.$schema !== undefined && !/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/.test(String(s.$schema))) {
     problems.push({ path: `${path}.$schema`, message: 'only JSON Schema draft-07 is supported; omit $schema' });
@@ -119,6 +120,9 @@ export function argumentValidator(schemaText: string): ValidateFunction {
 
 /** Validates tool arguments against the action's schema; the details name each bad argument. */
 export function checkArguments(schemaText: string, args: unknown): { ok: true } | { ok: false; details: ErrorDetail[] } {
+  // Arguments nested past what any schema of ours allows would overflow the stack of what reads
+  // them next (ajv, JSON.stringify).
+  if (nestingDepth(args, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) return { ok: false, details: [{ path: '', message: `must nest objects and arrays at most ${MAX_SCHEMA_DEPTH} deep` }] };
   const validate = argumentValidator(schemaText);
   if (validate(args)) return { ok: true };
   return { ok: false, details: toDetails(validate.errors) };
