@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { now } from '../lib/ids.js';
+import { clipText, storable } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
-import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -108,7 +108,8 @@ export async function requestHandoff(
       .updateTable('conversations')
       .set({
         handoff_status: 'requested',
-        handoff_reason: input.reason ? clipText(input.reason, MAX_REASON_LENGTH) : null,
+        // A reason may come from a model's tool call: made storable like any text a model writes.
+        handoff_reason: input.reason ? clipText(storable(input.reason), MAX_REASON_LENGTH) : null,
         handoff_via: input.via,
         handoff_requested_at: now(),
         handoff_assignee_id: null,
@@ -159,7 +160,7 @@ async function transcriptOf(db: Tx, conversationId: string): Promise<TranscriptE
   return rows.reverse().map((r) => ({
     role: r.role,
     author: r.role === 'user' ? null : r.author_type === 'human' ? { type: 'human', id: r.author_id, name: r.author_name ?? '' } : { type: 'agent' },
-    content: r.content.length > TRANSCRIPT_TEXT ? `${r.content.slice(0, TRANSCRIPT_TEXT)}…` : r.content,
+    content: r.content.length > TRANSCRIPT_TEXT ? `${clipText(r.content, TRANSCRIPT_TEXT)}…` : r.content,
     createdAt: r.created_at,
   }));
 }
@@ -170,7 +171,7 @@ async function transcriptOf(db: Tx, conversationId: string): Promise<TranscriptE
  */
 export function summarize(reason: string | null, transcript: readonly TranscriptEntry[]): string {
   const last = [...transcript].reverse().find((m) => m.role === 'user')?.content.replace(/\s+/g, ' ').trim();
-  const quoted = last ? `Last message from the user: "${last.length > 200 ? `${last.slice(0, 200)}…` : last}"` : 'The user has not written anything yet.';
+  const quoted = last ? `Last message from the user: "${last.length > 200 ? `${clipText(last, 200)}…` : last}"` : 'The user has not written anything yet.';
   const why = reason?.replace(/\s+/g, ' ').trim();
   return why && why !== last ? `${why.replace(/[.!?]?$/, '.')} ${quoted}` : quoted;
 }

@@ -1,3 +1,4 @@
+import { clipText } from '../../lib/nul.js';
 import { HANDOFF_REPLY, HANDOFF_TOOL } from '../handoff-tool.js';
 import type { BuiltinDecision, BuiltinTurn } from './types.js';
 
@@ -80,5 +81,5 @@ export function handoffSkill(turn: BuiltinTurn): BuiltinDecision | null {
     };
   }
   if (turn.outcomes.length > 0 || !asksForPerson(turn.question)) return null;
-  return { kind: 'call', toolName: HANDOFF_TOOL, input: { reason: turn.question.trim().slice(0, 500) } };
+  return { kind: 'call', toolName: HANDOFF_TOOL, input: { reason: clipText(turn.question.trim(), 500) } };
 }

@@ -225,6 +225,16 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     expect(tools.map((x) => x.function.name)).not.toContain(HANDOFF_TOOL);
   });
 
+  it("stores a real model's handoff reason as storable text: without U+0000, U+FFFD for half a surrogate pair", async () => {
+    const { p, id } = await setup();
+    fake.enqueue({ toolCalls: [{ name: HANDOFF_TOOL, arguments: { reason: 'Wants\u0000 a refund \ud800exception' } }] }, { text: 'A person will reply here.' });
+    await send(p, id, 'get me a manager');
+    const reason = 'Wants a refund \ufffdexception';
+    expect((await conversation(p, id)).handoff).toMatchObject({ status: 'requested', reason, via: 'agent' });
+    const row = await t.deps.store.db.selectFrom('conversations').select('handoff_reason').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.handoff_reason).toBe(reason);
+  });
+
   it('the builtin model recognises a request for a person, and not a question about itself', async () => {
     const { p, id } = await setup({});
     const asked = await send(p, id, 'Can I talk to a human please?');
