@@ -57,9 +57,12 @@ function storeHeaders(box: SecretBox, actionId: string, input: Record<string, He
     if (seen.has(lower)) details.push({ path, message: 'is given twice (header names are case-insensitive)' });
     seen.add(lower);
     if (RESERVED_HEADERS.has(lower)) details.push({ path, message: 'is set by AnswerDesk or the HTTP client and cannot be configured' });
-    const { value, secret } = typeof raw === 'string' ? { value: raw, secret: isSensitiveHeaderName(name) } : { value: raw.value, secret: raw.secret ?? isSensitiveHeaderName(name) };
+    const kept = previous.find((p) => p.secret && p.name.toLowerCase() === lower);
+    // Without `secret`, a header is secret when its name looks like a credential or it holds a
+    // stored secret: the mask read back in the short form (`"X-Shop-Id": "********"`) keeps it.
+    const secretByDefault = isSensitiveHeaderName(name) || kept !== undefined;
+    const { value, secret } = typeof raw === 'string' ? { value: raw, secret: secretByDefault } : { value: raw.value, secret: raw.secret ?? secretByDefault };
     if (value === SECRET_MASK) {
-      const kept = previous.find((p) => p.secret && p.name.toLowerCase() === lower);
       if (secret && kept) out.push({ ...kept, name });
       else if (secret) details.push({ path, message: `"${SECRET_MASK}" keeps a stored secret, but this header has none; send the real value` });
       // The mask read back from a secret header, now marked public: storing it would replace the

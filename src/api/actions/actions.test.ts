@@ -200,6 +200,12 @@ describe.each(dialects)('actions admin API on $name', (dialect) => {
     const madePublic = await patch({ headers: { 'X-Api-Key': { value: 'key-two-654321', secret: false } } });
     expect(madePublic.json().action.headers).toEqual({ 'X-Api-Key': { value: 'key-two-654321', secret: false } });
     expect((await patch({ headers: { 'X-Api-Key': { value: 'key-three-987654', secret: true } } })).statusCode).toBe(200);
+    // A header made secret by hand, its name no credential's: the mask in the short form keeps it.
+    expect((await patch({ headers: { 'X-Api-Key': '********', 'X-Shop-Id': { value: 'shop-123456', secret: true } } })).statusCode).toBe(200);
+    const shortForm = await patch({ headers: { 'X-Api-Key': '********', 'X-Shop-Id': '********' } });
+    expect(shortForm.statusCode).toBe(200);
+    expect(shortForm.json().action.headers).toEqual({ 'X-Api-Key': { value: '********', secret: true }, 'X-Shop-Id': { value: '********', secret: true } });
+    expect(await storedKey()).toBe('key-three-987654');
 
     const reset = await patch({ query: null, enabled: false, timeoutMs: 250 });
     expect(reset.json().action).toMatchObject({ query: null, enabled: false, timeoutMs: 250 });
