@@ -248,6 +248,10 @@ describe('builtin knowledge answers', () => {
     expect(answerFromHits('How do I turn a callback into a promise?', [callbackify, overlap], terms).text).toBe(
       'util.callbackify(original): Takes a function that returns a promise and returns one that takes a callback. [1]',
     );
+    // Also when that sentence is longer than an excerpt, which then ends cut short.
+    const long = `A callback becomes a promise ${'step by step '.repeat(45)}here.`;
+    const [first, again] = ['chunk_l1', 'chunk_l2'].map((id) => hit(long, 'ks_util', 'Util', id, ['Util', 'Callbacks']));
+    expect(answerFromHits('How do I turn a callback into a promise?', [first!, again!], terms).text.match(/\[1\]/g)).toHaveLength(1);
   });
 
   it('quotes another passage of the page rather than a section marked deprecated', () => {

@@ -165,8 +165,8 @@ export function answerFromHits(question: string, hits: KnowledgeHit[], weighted:
     // ("turn a callback-style function into one that returns a promise" names the same words in
     // util.callbackify's entry, first, and in util.promisify's, which answers).
     // Chunks overlap, so the same sentence can win in two of them: a passage whose sentence is already
-    // quoted is not quoted again.
-    const tied = cited.length === 1 ? candidates.find((e) => e !== best && e.score === best.score && !best.excerpt.includes(e.sentence)) : undefined;
+    // quoted (or was, before a long excerpt was cut short) is not quoted again.
+    const tied = cited.length === 1 ? candidates.find((e) => e !== best && e.score === best.score && e.sentence !== best.sentence && !best.excerpt.includes(e.sentence)) : undefined;
     if (tied) paragraphs.push(`${tied.excerpt} [1]`);
   }
   if (paragraphs.length === 0) return { text: DONT_KNOW, sources: [] };
