@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.js';
 import type { ErrorDetail } from '../lib/errors.js';
 import type { LocalEndpoints } from '../lib/local-endpoints.js';
+import { clipText } from '../lib/nul.js';
 import { safeFetch, SafeFetchError, type AddressPolicy, type SafeFetchErrorCode } from '../net/safe-fetch.js';
 import type { Database } from '../store/index.js';
 import { recordCall } from './calls.js';
@@ -11,7 +12,6 @@ import { checkArguments } from './json-schema.js';
 import { SecretMasker } from './masking.js';
 import { ArgumentError, composeHeaders, prepareRequest, secretValues, type CallIdentity } from './request.js';
 import { decodeBody, maskBody, MAX_RESPONSE_BYTES, textForModel } from './response.js';
-import { clipText } from '../lib/nul.js';
 
 /** Characters of the response body a test run shows (the model gets its own, shorter cut). */
 export const MAX_SHOWN_BODY_CHARS = 64 * 1024;

@@ -1,10 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
+import { clipText } from '../lib/nul.js';
 import type { Database } from '../store/index.js';
 import type { KnowledgeGapsTable } from '../store/schema.js';
 import { GROUP_SIMILARITY, groupQuestions, jaccard, leadOf, termsOfEach } from './question-groups.js';
-import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 export type GapRow = Selectable<KnowledgeGapsTable>;

@@ -1,11 +1,11 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
+import { clipText } from '../lib/nul.js';
 import type { Database } from '../store/index.js';
-import type { MessageOutcome, MessagesTable } from '../store/schema.js';
 import { lockRow } from '../store/lock.js';
+import type { MessageOutcome, MessagesTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationRow } from './conversations.js';
-import { clipText } from '../lib/nul.js';
 
 type Db = Kysely<Database>;
 export type MessageRow = Selectable<MessagesTable>;

@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { z } from 'zod';
 import { Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
-import { z } from 'zod';
 import { loneSurrogatePaths, nulPaths } from '../../lib/nul.js';
 import type { KeyOwner } from '../../projects/keys.js';
 

@@ -3,11 +3,11 @@ import { PREVIEW_LENGTH } from '../../conversations/messages.js';
 import { messagesBetween, projectCounts, topQuestions } from '../../conversations/reports.js';
 import { packCursor, unpackCursor } from '../../lib/cursor.js';
 import { BadRequest } from '../../lib/errors.js';
+import { clipText } from '../../lib/nul.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
 import { questionTerms } from '../gaps/service.js';
 import type { ActivityItem, Analytics } from './schema.js';
-import { clipText } from '../../lib/nul.js';
 
 type Db = Kysely<Database>;
 

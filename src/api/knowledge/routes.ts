@@ -7,11 +7,13 @@ import { nulDetails } from '../../http/nul-guard.js';
 import { deleteSource, searchWithSources } from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
+import { clipText } from '../../lib/nul.js';
 import { adminProject } from '../projects/access.js';
 import {
   adminError,
   adminErrors,
   createSourceBody,
+  MAX_TITLE_CHARS,
   projectParams,
   searchQuery,
   searchResults,
@@ -20,8 +22,7 @@ import {
   sourceWrapped,
   uploadSourceBody,
 } from './schema.js';
-import { createSource, fromBody, getSource, listSources, MAX_TITLE_CHARS, sourceFromFile, syncSource } from './service.js';
-import { clipText } from '../../lib/nul.js';
+import { createSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/knowledge`;
 /** Uploaded files and pasted content: large enough for a manual, small enough to hold in memory. */
@@ -198,6 +199,6 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
  * broken part header) is the client's: 400. Its limits (413) and our own errors pass as they are.
  */
 function malformedMultipart(err: unknown): unknown {
-  if (err instanceof HttpError || (err as { code?: unknown }).code?.toString().startsWith('FST_')) return err;
+  if (!(err instanceof Error) || err instanceof HttpError || String((err as { code?: unknown }).code ?? '').startsWith('FST_')) return err;
   return BadRequest('Malformed multipart/form-data body');
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { SOURCE_TYPES } from '../../knowledge/types.js';
 
+/** The longest title a source keeps, however it was given (a file's name included). */
+export const MAX_TITLE_CHARS = 300;
+
 export { adminError, adminErrors, projectParams } from '../projects/admin-schema.js';
 
 const faqItem = z.object({
@@ -20,7 +23,7 @@ export const createSourceBody = z
     type: z
       .enum(['text', 'markdown', 'html', 'url', 'sitemap', 'faq'])
       .describe('text, markdown and html take `content`; url (a page, or a start page to crawl) and sitemap take `url`; faq takes `items`. PDF files are uploaded as multipart.'),
-    title: z.string().trim().min(1).max(300).optional().describe('Shown with citations; defaults to the first heading or page title.'),
+    title: z.string().trim().min(1).max(MAX_TITLE_CHARS).optional().describe('Shown with citations; defaults to the first heading or page title.'),
     content: z.string().min(1).max(5_000_000).optional().describe('The text, Markdown or HTML itself.'),
     url: httpUrl.optional().describe('Page, start page or sitemap URL.'),
     items: z.array(faqItem).min(1).max(2000).optional().describe('FAQ pairs.'),
@@ -41,7 +44,7 @@ export const createSourceBody = z
 export const uploadSourceBody = z
   .object({
     file: z.string().meta({ contentMediaType: 'application/octet-stream' }).describe('The file: .md, .txt, .html or .pdf, at most 20 MiB.'),
-    title: z.string().max(300).optional().describe('Shown with citations; defaults to the first heading (Markdown) or the file name.'),
+    title: z.string().max(MAX_TITLE_CHARS).optional().describe('Shown with citations; defaults to the first heading (Markdown) or the file name.'),
   })
   .meta({ id: 'UploadKnowledgeFileRequest', description: 'One file and an optional title.' });
 export type CreateSourceBody = z.infer<typeof createSourceBody>;

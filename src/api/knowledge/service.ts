@@ -3,9 +3,9 @@ import type { KnowledgeDeps } from '../../knowledge/runtime.js';
 import * as sources from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest } from '../../lib/errors.js';
-import type { Database } from '../../store/schema.js';
-import type { CreateSourceBody, KnowledgeSource } from './schema.js';
 import { clipText } from '../../lib/nul.js';
+import type { Database } from '../../store/schema.js';
+import { MAX_TITLE_CHARS, type CreateSourceBody, type KnowledgeSource } from './schema.js';
 
 type Db = Kysely<Database>;
 
@@ -72,9 +72,6 @@ function extensionOf(name: string): string {
  * (Markdown titles itself from its first heading). A file AnswerDesk cannot read is refused with
  * 400 and a message saying what would work, never stored as a text full of binary noise.
  */
-/** The longest title a source keeps, however it was given (the JSON body's limit). */
-export const MAX_TITLE_CHARS = 300;
-
 export function sourceFromFile(name: string, data: Buffer, options: { type?: SourceType; title?: string } = {}): sources.NewSource {
   if (data.length === 0) throw BadRequest('The file is empty');
   const ext = extensionOf(name);
