@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Database } from '../store/index.js';
-import { lockRow } from '../store/lock.js';
+import { lockKey, lockRow } from '../store/lock.js';
 import type { EvalRunsTable, EvalSuitesTable } from '../store/schema.js';
 import { EVAL_LIMITS, type EvalCase } from './cases.js';
 import type { EvalOutcome } from './run.js';
@@ -54,9 +54,9 @@ const toRun = (r: EvalRunRow): EvalRun => ({
 export async function createSuite(db: Db, projectId: string, input: { name: string; cases: EvalCase[] }): Promise<EvalSuite> {
   const at = now();
   const row: EvalSuiteRow = { id: newId('eval'), project_id: projectId, name: input.name, cases: JSON.stringify(input.cases), created_at: at, updated_at: at };
-  // The count and the insert under the project's lock: suites created at once stop at the cap.
+  // The count and the insert under one lock per project: suites created at once stop at the cap.
   await db.transaction().execute(async (trx) => {
-    if (!(await lockRow(trx, 'projects', projectId))) throw NotFound('Project not found');
+    await lockKey(trx, `eval-suites:${projectId}`);
     const count = await trx.selectFrom('eval_suites').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
     if (Number(count.n) >= EVAL_LIMITS.suites) throw Conflict(`A project can keep at most ${EVAL_LIMITS.suites} eval suites; delete one first`);
     await trx.insertInto('eval_suites').values(row).execute();

@@ -110,8 +110,8 @@ export async function syncSource(deps: KnowledgeDeps, projectId: string, sourceI
   const db = deps.store.db;
   const row = await getSource(db, projectId, sourceId);
   if (row.type !== 'url' && row.type !== 'sitemap') throw BadRequest('Only url and sitemap sources can be synced');
-  // Under the source's lock: a delete at the same time either comes first (404) or waits, and two
-  // syncs at once queue one job.
+  // Under the source's lock: a delete at the same time either comes first (404) or waits for the
+  // sync and then removes its job by cascade, and two syncs at once queue one job.
   const queued = await db.transaction().execute(async (trx) => {
     if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
     if (await ingestionPending(trx, sourceId)) return false;

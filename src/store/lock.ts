@@ -22,6 +22,16 @@ export async function lockRow(trx: Transaction<Database>, table: LockedTable, id
 }
 
 /**
+ * Takes the lock named `key` until the transaction ends: for a check that rests on no one row of
+ * the module's own, such as a count of a project's webhooks under their cap (the project's row is
+ * another module's). PostgreSQL: a transaction-level advisory lock on the key's 64-bit hash, which
+ * another transaction taking the same key waits for; SQLite: nothing, as for lockRow.
+ */
+export async function lockKey(trx: Transaction<Database>, key: string): Promise<void> {
+  if (locksRows(trx)) await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
+}
+
+/**
  * `query` that locks the rows it reads until the transaction ends, as lockRow does one row: `FOR NO
  * KEY UPDATE` on PostgreSQL; as it is on SQLite, whose one connection runs one transaction at a time
  * (and which does not parse the clause).

@@ -3,7 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound, ValidationError } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { isPublicAddress } from '../net/safe-fetch.js';
-import { lockRow } from '../store/lock.js';
+import { lockKey } from '../store/lock.js';
 import type { Database, WebhookEndpointsTable } from '../store/schema.js';
 import { newSigningSecret } from './signing.js';
 
@@ -85,9 +85,9 @@ export async function createEndpoint(
     created_at: at,
     updated_at: at,
   };
-  // The count and the insert under the project's lock: endpoints created at once stop at the cap.
+  // The count and the insert under one lock per project: endpoints created at once stop at the cap.
   await db.transaction().execute(async (trx) => {
-    if (!(await lockRow(trx, 'projects', projectId))) throw NotFound('Project not found');
+    await lockKey(trx, `webhook-endpoints:${projectId}`);
     const count = await trx
       .selectFrom('webhook_endpoints')
       .select((eb) => eb.fn.countAll<number>().as('n'))
