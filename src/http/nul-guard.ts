@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { loneSurrogatePaths, nulPaths } from '../lib/nul.js';
+import { unstorablePaths } from '../lib/nul.js';
 
 /** The validation message for a field holding U+0000. */
 export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
@@ -10,9 +10,10 @@ export const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an u
 
 /** Validation details for every string or key holding U+0000 or an unpaired surrogate in these request parts. */
 export function nulDetails(...parts: unknown[]): ErrorDetail[] {
+  const found = parts.map((part) => unstorablePaths(part));
   return [
-    ...parts.flatMap((part) => nulPaths(part)).map((path) => ({ path, message: NUL_MESSAGE })),
-    ...parts.flatMap((part) => loneSurrogatePaths(part)).map((path) => ({ path, message: LONE_SURROGATE_MESSAGE })),
+    ...found.flatMap((f) => f.nul).map((path) => ({ path, message: NUL_MESSAGE })),
+    ...found.flatMap((f) => f.loneSurrogate).map((path) => ({ path, message: LONE_SURROGATE_MESSAGE })),
   ];
 }
 

@@ -43,7 +43,7 @@ export function clipText(text: string, max: number): string {
  * and object keys holding it, as validation details name them (`messages.0.content`).
  */
 export function nulPaths(value: unknown): string[] {
-  return pathsWhere(value, (s) => s.includes('\u0000'), (k) => k.replace(NUL, '\\u0000'));
+  return unstorablePaths(value).nul;
 }
 
 /**
@@ -52,16 +52,18 @@ export function nulPaths(value: unknown): string[] {
  * U+FFFD, PostgreSQL as one), and neither as it was sent.
  */
 export function loneSurrogatePaths(value: unknown): string[] {
-  return pathsWhere(value, hasLoneSurrogate, (k) => k.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`));
+  return unstorablePaths(value).loneSurrogate;
 }
 
 /**
- * The dot paths of the strings and object keys of `value` that pass `test`, in document order; keys
- * shown by `label`. Walked with a stack of its own, not by recursion: a body nested a hundred
- * thousand arrays deep is still a small request, and is refused by validation after this, not by a
- * stack overflow.
+ * Both at once, in one walk (the input guard runs on every request body): the dot paths of the
+ * strings and object keys holding U+0000 and of those holding an unpaired surrogate, in document
+ * order. A key is named with the character escaped (`k\u0000`). Walked with a stack of its own, not
+ * by recursion: a body nested twenty thousand arrays deep is still a small request, and is refused
+ * by validation after this, not by a stack overflow.
  */
-function pathsWhere(value: unknown, test: (s: string) => boolean, label: (key: string) => string): string[] {
+export function unstorablePaths(value: unknown): { nul: string[]; loneSurrogate: string[] } {
+  const found = { nul: [] as string[], loneSurrogate: [] as string[] };
   // Each node keeps its parent and key; a path is built only for what is found.
   interface Node {
     value: unknown;
@@ -70,21 +72,22 @@ function pathsWhere(value: unknown, test: (s: string) => boolean, label: (key: s
     /** A node that stands for an object's key rather than its value. */
     isKey?: boolean;
   }
-  const pathOf = (node: Node): string => {
+  const pathOf = (node: Node, label: (key: string) => string): string => {
     const keys: string[] = [];
     for (let n: Node | null = node; n && n.parent; n = n.parent) keys.push(n.isKey ? label(n.key) : n.key);
     return keys.reverse().join('.');
   };
-  const found: string[] = [];
+  const check = (text: string, node: Node) => {
+    if (text.includes('\u0000')) found.nul.push(pathOf(node, (k) => k.replace(NUL, '\\u0000')));
+    if (hasLoneSurrogate(text)) found.loneSurrogate.push(pathOf(node, (k) => k.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`)));
+  };
   const stack: Node[] = [{ value, parent: null, key: '' }];
   while (stack.length > 0) {
     const node = stack.pop()!;
     const v = node.value;
-    if (node.isKey) {
-      if (test(node.key)) found.push(pathOf(node));
-    } else if (typeof v === 'string') {
-      if (test(v)) found.push(pathOf(node));
-    } else if (Array.isArray(v)) {
+    if (node.isKey) check(node.key, node);
+    else if (typeof v === 'string') check(v, node);
+    else if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], parent: node, key: String(i) });
     } else if (v !== null && typeof v === 'object') {
       const entries = Object.entries(v);
