@@ -59,6 +59,20 @@ describe.each(dialects)('requests at once on $name', (dialect) => {
     expect(gap).toMatchObject({ status: 'resolved', answer: won.gap.answer, faq_source_id: won.source.id });
     const faq = await t.deps.store.db.selectFrom('knowledge_sources').select('payload').where('id', '=', won.source.id).executeTakeFirstOrThrow();
     expect(JSON.parse(faq.payload!)).toEqual([{ question: 'Do you offer gift wrapping?', answer: won.gap.answer }]);
+
+    // A resolve that died between its claim and its answer (no FAQ source recorded) holds the gap
+    // for two minutes, then another may take it.
+    const dead = async (minutesAgo: number) => {
+      const id = newId('gap');
+      const then = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+      await t.deps.store.db
+        .insertInto('knowledge_gaps')
+        .values({ id, project_id: p.project.id, question: `Do you sell gift cards ${minutesAgo}?`, terms: JSON.stringify(['card', 'gift', 'sell']), signature: `card gift sell ${minutesAgo}`, status: 'resolved', answer: 'Lost.', faq_source_id: null, closed_at: then, created_at: then, updated_at: then })
+        .execute();
+      return (await admin('POST', `/projects/${p.project.id}/gaps/${id}/resolve`, { answer: 'Yes.' })).statusCode;
+    };
+    expect(await dead(0)).toBe(409);
+    expect(await dead(3)).toBe(200);
   });
 
   it('stops at the cap of webhooks and of eval suites when the last ones are created at once', async () => {

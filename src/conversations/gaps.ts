@@ -195,20 +195,28 @@ export async function getGap(db: Db, projectId: string, gapId: string): Promise<
 }
 
 /**
+ * How long a claim may take to add its answer: a gap resolved with no FAQ source for longer was
+ * claimed by a resolve that died on the way (a crash, the database gone meanwhile), and may be
+ * claimed again rather than answer 409 forever.
+ */
+const CLAIM_TIMEOUT_MS = 2 * 60_000;
+
+/**
  * Takes a gap for resolving with `answer`: marks it resolved unless it is already (404 for an unknown
  * gap, 409 for a resolved one), in one statement, so of two resolves at once exactly one wins. The
  * FAQ source it went to is set after (gapAnswered); returns the gap as it was, for releaseGap.
  */
 export async function claimGap(db: Db, projectId: string, gapId: string, answer: string): Promise<GapRow> {
   const before = await getGap(db, projectId, gapId);
-  if (before.status === 'resolved') throw Conflict('Gap already resolved');
   const at = now();
+  const stale = new Date(Date.parse(at) - CLAIM_TIMEOUT_MS).toISOString();
+  if (before.status === 'resolved' && !(before.faq_source_id === null && before.updated_at < stale)) throw Conflict('Gap already resolved');
   const res = await db
     .updateTable('knowledge_gaps')
     .set({ status: 'resolved', answer, faq_source_id: null, closed_at: at, updated_at: at })
     .where('id', '=', gapId)
     .where('project_id', '=', projectId)
-    .where('status', '!=', 'resolved')
+    .where((eb) => eb.or([eb('status', '!=', 'resolved'), eb.and([eb('faq_source_id', 'is', null), eb('updated_at', '<', stale)])]))
     .executeTakeFirst();
   // Another resolve took it since it was read.
   if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');

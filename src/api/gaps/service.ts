@@ -53,7 +53,9 @@ export async function resolveGap(deps: AppDeps, project: Project, gapId: string,
   // back as it was when the answer could not be added.
   const before = await claimGap(deps.store.db, project.id, gapId, answer);
   const source = await addFaqItem(deps, project.id, { question: before.question, answer }).catch(async (err: unknown) => {
-    await releaseGap(deps.store.db, before, answer);
+    // Best effort: the error that matters is the one that stopped the answer. A claim left behind
+    // (the database gone for the release too) may be taken again after a while (claimGap).
+    await releaseGap(deps.store.db, before, answer).catch(() => undefined);
     throw err;
   });
   const resolved = await gapAnswered(deps.store.db, project.id, gapId, source.id);
