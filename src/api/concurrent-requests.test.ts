@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { createUser } from '../accounts/users.js';
 import { EVAL_LIMITS } from '../evals/cases.js';
+import { createSuite } from '../evals/suites.js';
 import { newId, now } from '../lib/ids.js';
 import { MAX_ENDPOINTS_PER_PROJECT } from '../webhooks/endpoints.js';
+import { createWebhook } from './webhooks/service.js';
 
 /**
  * The same admin request sent several times at once, as two teammates or a retrying script do. Each
@@ -118,6 +120,25 @@ describe.each(dialects)('requests at once on $name', (dialect) => {
     const row = await t.deps.store.db.selectFrom('projects').select(['name', 'settings']).where('id', '=', p.project.id).executeTakeFirstOrThrow();
     expect(row.name).toBe('Renamed');
     expect(JSON.parse(row.settings)).toMatchObject({ instructions: 'Be brief.', widget: { primaryColor: '#111111', position: 'bottom-left' } });
+  });
+
+  it('answers 404, not 500, to a webhook or an eval suite added to a project deleted meanwhile', async () => {
+    for (let round = 0; round < 3; round++) {
+      const p = await createProject(t, { model: 'builtin' });
+      const base = `/projects/${p.project.id}`;
+      const [hook, suite, gone] = await Promise.all([
+        admin('POST', `${base}/webhooks`, { url: 'https://127.0.0.1/hook' }),
+        admin('POST', `${base}/evals`, { name: 'Race', cases: [{ question: 'Do you ship abroad?' }] }),
+        admin('DELETE', base),
+      ]);
+      expect(gone.statusCode).toBe(204);
+      expect([201, 404]).toContain(hook.statusCode);
+      expect([201, 404]).toContain(suite.statusCode);
+    }
+    // The window between the route's check and the insert, held open: the insert finds no project.
+    const missing = newId('proj');
+    await expect(createWebhook(t.deps, missing, { url: 'https://127.0.0.1/hook' })).rejects.toMatchObject({ statusCode: 404, message: 'Project not found' });
+    await expect(createSuite(t.deps.store.db, missing, { name: 'Gone', cases: [{ question: 'Do you ship abroad?' }] })).rejects.toMatchObject({ statusCode: 404, message: 'Project not found' });
   });
 
   it('answers 404, not 500, to a sync, an eval run or a second delete of what is being deleted meanwhile', async () => {

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import type { Database } from '../store/index.js';
+import { isForeignKeyViolation, type Database } from '../store/index.js';
 import { lockKey, lockRow } from '../store/lock.js';
 import type { EvalRunsTable, EvalSuitesTable } from '../store/schema.js';
 import { EVAL_LIMITS, type EvalCase } from './cases.js';
@@ -60,6 +60,9 @@ export async function createSuite(db: Db, projectId: string, input: { name: stri
     const count = await trx.selectFrom('eval_suites').select((eb) => eb.fn.countAll().as('n')).where('project_id', '=', projectId).executeTakeFirstOrThrow();
     if (Number(count.n) >= EVAL_LIMITS.suites) throw Conflict(`A project can keep at most ${EVAL_LIMITS.suites} eval suites; delete one first`);
     await trx.insertInto('eval_suites').values(row).execute();
+  }).catch((err: unknown) => {
+    // The project was deleted since the route found it.
+    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
   });
   return toSuite(row);
 }

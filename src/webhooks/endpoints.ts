@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound, ValidationError } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { isPublicAddress } from '../net/safe-fetch.js';
+import { isForeignKeyViolation } from '../store/index.js';
 import { lockKey } from '../store/lock.js';
 import type { Database, WebhookEndpointsTable } from '../store/schema.js';
 import { newSigningSecret } from './signing.js';
@@ -95,6 +96,9 @@ export async function createEndpoint(
       .executeTakeFirstOrThrow();
     if (Number(count.n) >= MAX_ENDPOINTS_PER_PROJECT) throw Conflict(`A project can have at most ${MAX_ENDPOINTS_PER_PROJECT} webhooks`);
     await trx.insertInto('webhook_endpoints').values(row).execute();
+  }).catch((err: unknown) => {
+    // The project was deleted since the route found it.
+    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
   });
   return { row, secret };
 }
