@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { createUser } from '../accounts/users.js';
+import { claimGap, gapAnswered } from '../conversations/gaps.js';
 import { EVAL_LIMITS } from '../evals/cases.js';
 import { createSuite } from '../evals/suites.js';
 import { newId, now } from '../lib/ids.js';
@@ -75,6 +76,20 @@ describe.each(dialects)('requests at once on $name', (dialect) => {
     };
     expect(await dead(0)).toBe(409);
     expect(await dead(3)).toBe(200);
+
+    // A slow resolve taken over after those two minutes does not overwrite the one that took it.
+    const slowId = newId('gap');
+    await t.deps.store.db
+      .insertInto('knowledge_gaps')
+      .values({ id: slowId, project_id: p.project.id, question: 'Do you gift wrap?', terms: JSON.stringify(['gift', 'wrap']), signature: 'gift wrap', status: 'open', answer: null, faq_source_id: null, closed_at: null, created_at: at, updated_at: at })
+      .execute();
+    const slow = await claimGap(t.deps.store.db, p.project.id, slowId, 'Slow answer.');
+    const then = new Date(Date.now() - 3 * 60_000).toISOString();
+    await t.deps.store.db.updateTable('knowledge_gaps').set({ updated_at: then }).where('id', '=', slowId).execute();
+    const overtaking = await admin('POST', `/projects/${p.project.id}/gaps/${slowId}/resolve`, { answer: 'Quick answer.' });
+    expect(overtaking.statusCode).toBe(200);
+    await expect(gapAnswered(t.deps.store.db, { ...slow, at: then }, won.source.id)).rejects.toMatchObject({ statusCode: 409 });
+    expect(await t.deps.store.db.selectFrom('knowledge_gaps').select(['answer', 'faq_source_id']).where('id', '=', slowId).executeTakeFirstOrThrow()).toEqual({ answer: 'Quick answer.', faq_source_id: overtaking.json().source.id });
   });
 
   it('stops at the cap of webhooks and of eval suites when the last ones are created at once', async () => {

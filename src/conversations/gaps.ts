@@ -201,12 +201,18 @@ export async function getGap(db: Db, projectId: string, gapId: string): Promise<
  */
 const CLAIM_TIMEOUT_MS = 2 * 60_000;
 
+/** A gap taken for resolving: the gap as it was, and the claim's time, which marks the claim as its own. */
+export interface GapClaim {
+  before: GapRow;
+  at: string;
+}
+
 /**
  * Takes a gap for resolving with `answer`: marks it resolved unless it is already (404 for an unknown
  * gap, 409 for a resolved one), in one statement, so of two resolves at once exactly one wins. The
- * FAQ source it went to is set after (gapAnswered); returns the gap as it was, for releaseGap.
+ * FAQ source it went to is set after (gapAnswered), or the gap put back (releaseGap).
  */
-export async function claimGap(db: Db, projectId: string, gapId: string, answer: string): Promise<GapRow> {
+export async function claimGap(db: Db, projectId: string, gapId: string, answer: string): Promise<GapClaim> {
   const before = await getGap(db, projectId, gapId);
   const at = now();
   const stale = new Date(Date.parse(at) - CLAIM_TIMEOUT_MS).toISOString();
@@ -220,23 +226,33 @@ export async function claimGap(db: Db, projectId: string, gapId: string, answer:
     .executeTakeFirst();
   // Another resolve took it since it was read.
   if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
-  return before;
+  return { before, at };
 }
 
-/** Records the FAQ source a claimed gap's answer went to. */
-export async function gapAnswered(db: Db, projectId: string, gapId: string, faqSourceId: string): Promise<GapRow> {
-  await db.updateTable('knowledge_gaps').set({ faq_source_id: faqSourceId }).where('id', '=', gapId).where('project_id', '=', projectId).execute();
-  return getGap(db, projectId, gapId);
+/**
+ * Records the FAQ source a claimed gap's answer went to; 409 when the claim was taken over meanwhile
+ * (it ran past CLAIM_TIMEOUT_MS), so that the gap keeps the answer of the claim that holds it.
+ */
+export async function gapAnswered(db: Db, claim: GapClaim, faqSourceId: string): Promise<GapRow> {
+  const res = await db
+    .updateTable('knowledge_gaps')
+    .set({ faq_source_id: faqSourceId })
+    .where('id', '=', claim.before.id)
+    .where('updated_at', '=', claim.at)
+    .where('faq_source_id', 'is', null)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
+  return getGap(db, claim.before.project_id, claim.before.id);
 }
 
-/** Puts back a gap claimed with `answer` whose answer could not be stored: as it was before the claim. */
-export async function releaseGap(db: Db, before: GapRow, answer: string): Promise<void> {
+/** Puts back a claimed gap whose answer could not be stored, as it was before the claim (unless taken over since). */
+export async function releaseGap(db: Db, claim: GapClaim): Promise<void> {
+  const { before } = claim;
   await db
     .updateTable('knowledge_gaps')
-    .set({ status: before.status, answer: before.answer, faq_source_id: before.faq_source_id, closed_at: before.closed_at, updated_at: now() })
+    .set({ status: before.status, answer: before.answer, faq_source_id: before.faq_source_id, closed_at: before.closed_at, updated_at: before.updated_at })
     .where('id', '=', before.id)
-    .where('status', '=', 'resolved')
-    .where('answer', '=', answer)
+    .where('updated_at', '=', claim.at)
     .where('faq_source_id', 'is', null)
     .execute();
 }

@@ -109,7 +109,7 @@ export async function requestHandoff(
       .set({
         handoff_status: 'requested',
         // A reason may come from a model's tool call: made storable like any text a model writes.
-        handoff_reason: input.reason ? clipText(storable(input.reason), MAX_REASON_LENGTH) : null,
+        handoff_reason: (input.reason && clipText(storable(input.reason), MAX_REASON_LENGTH)) || null,
         handoff_via: input.via,
         handoff_requested_at: now(),
         handoff_assignee_id: null,

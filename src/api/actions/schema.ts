@@ -22,7 +22,7 @@ const headerName = z.string().max(256).regex(HEADER_NAME_PATTERN, 'must be a val
 const headerValue = z.string().max(8192).regex(HEADER_VALUE_PATTERN, 'must not contain line breaks');
 
 const headerInput = z.union([
-  headerValue.describe('Secret when the name looks like a credential (Authorization, Cookie, *key*, *token*, *secret*, …).'),
+  headerValue.describe('Secret when the name looks like a credential (Authorization, Cookie, *key*, *token*, *secret*, …) or the header already holds a stored secret.'),
   z
     .object({
       value: headerValue,

@@ -51,14 +51,14 @@ export async function listGaps(deps: AppDeps, project: Project, days: number, at
 export async function resolveGap(deps: AppDeps, project: Project, gapId: string, answer: string): Promise<{ gap: Gap; source: KnowledgeSource }> {
   // Claimed first, so that of two resolves at once one adds its answer and the other gets 409; put
   // back as it was when the answer could not be added.
-  const before = await claimGap(deps.store.db, project.id, gapId, answer);
-  const source = await addFaqItem(deps, project.id, { question: before.question, answer }).catch(async (err: unknown) => {
+  const claim = await claimGap(deps.store.db, project.id, gapId, answer);
+  const source = await addFaqItem(deps, project.id, { question: claim.before.question, answer }).catch(async (err: unknown) => {
     // Best effort: the error that matters is the one that stopped the answer. A claim left behind
     // (the database gone for the release too) may be taken again after a while (claimGap).
-    await releaseGap(deps.store.db, before, answer).catch(() => undefined);
+    await releaseGap(deps.store.db, claim).catch(() => undefined);
     throw err;
   });
-  const resolved = await gapAnswered(deps.store.db, project.id, gapId, source.id);
+  const resolved = await gapAnswered(deps.store.db, claim, source.id);
   return { gap: toGap(resolved), source: toSource(source) };
 }
 

@@ -3,7 +3,7 @@ import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import { Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
-import { loneSurrogatePaths, nulPaths } from '../../lib/nul.js';
+import { unstorablePaths } from '../../lib/nul.js';
 import type { KeyOwner } from '../../projects/keys.js';
 
 export interface IdentityClaims {
@@ -42,7 +42,8 @@ export async function verifyIdentityToken(secret: string, token: string): Promis
   const claims = { sub: payload.sub, email: str(payload.email), name: str(payload.name) };
   // Claims are input like any other: U+0000 (which PostgreSQL cannot store) and half of a surrogate
   // pair (stored differently by each database) make the token invalid.
-  if (nulPaths(claims).length > 0 || loneSurrogatePaths(claims).length > 0) return null;
+  const unstorable = unstorablePaths(claims);
+  if (unstorable.nul.length > 0 || unstorable.loneSurrogate.length > 0) return null;
   // An `email` claim that is no e-mail address is not stored, as /identity/verify refuses one; the
   // signed `sub` still identifies the user.
   return { ...claims, email: claims.email !== undefined && isEmail(claims.email) ? claims.email : undefined };
