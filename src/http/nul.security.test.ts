@@ -315,11 +315,15 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     expect(res.json()).toEqual({ error: 'Validation error', details: [{ path: 'title', message: expect.stringMatching(/U\+0000/) }] });
   });
 
-  it('stores an answer whose model output holds U+0000, without it', async () => {
+  /**
+   * Asks "Hours?" of a project whose model is the fake, which answers in the deltas `text`: the text
+   * streamed, the conversation's stored rows and the last message its history shows.
+   */
+  async function askFake(text: string[]) {
     const viaFake = await createProject(t, { model: 'openai-compatible:fake' });
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(viaFake.publicKey), payload: {} });
     const conversationId = created.json().conversationId as string;
-    fake.enqueue({ text: ['Our hours', `${NUL} are nine`, ` to five.${NUL}`] });
+    fake.enqueue({ text });
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/v1/chat/messages',
@@ -327,35 +331,28 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
       payload: { conversationId, messages: [{ role: 'user', content: 'Hours?' }] },
     });
     expect(res.statusCode).toBe(200);
-    const { chunks } = await parseAnswer(res.body);
-    expect(streamedText(chunks)).toBe('Our hours are nine to five.');
     const rows = await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('seq').execute();
+    const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(viaFake.publicKey) });
+    return { streamed: streamedText((await parseAnswer(res.body)).chunks), rows, last: history.json().messages.at(-1) };
+  }
+
+  it('stores an answer whose model output holds U+0000, without it', async () => {
+    const { streamed, rows, last } = await askFake(['Our hours', `${NUL} are nine`, ` to five.${NUL}`]);
+    expect(streamed).toBe('Our hours are nine to five.');
     expect(rows.map((r) => [r.role, r.status, r.content])).toEqual([
       ['user', 'complete', 'Hours?'],
       ['assistant', 'complete', 'Our hours are nine to five.'],
     ]);
-    const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(viaFake.publicKey) });
-    expect(history.json().messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Our hours are nine to five.' });
+    expect(last).toMatchObject({ role: 'assistant', content: 'Our hours are nine to five.' });
   });
 
   it('stores model output holding half a surrogate pair as the same text on both databases: U+FFFD in its place', async () => {
-    const viaFake = await createProject(t, { model: 'openai-compatible:fake' });
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(viaFake.publicKey), payload: {} });
-    const conversationId = created.json().conversationId as string;
     // A pair split over two deltas is whole again in the stored text; a lone half is not.
-    fake.enqueue({ text: ['Open \ud83d', '\ude00 daily', ' \ud800!'] });
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(viaFake.publicKey),
-      payload: { conversationId, messages: [{ role: 'user', content: 'Hours?' }] },
-    });
-    expect(res.statusCode).toBe(200);
-    const [row] = await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('role', '=', 'assistant').execute();
-    expect(row!.content).toBe('Open 😀 daily \ufffd!');
-    expect(JSON.parse(row!.parts!).find((p: { type: string }) => p.type === 'text').text).toBe('Open 😀 daily \ufffd!');
-    const history = await t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations/${conversationId}`, headers: auth(viaFake.publicKey) });
-    expect(history.json().messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Open 😀 daily \ufffd!' });
+    const { rows, last } = await askFake(['Open \ud83d', '\ude00 daily', ' \ud800!']);
+    const row = rows.find((r) => r.role === 'assistant')!;
+    expect(row.content).toBe('Open 😀 daily \ufffd!');
+    expect(JSON.parse(row.parts!).find((p: { type: string }) => p.type === 'text').text).toBe('Open 😀 daily \ufffd!');
+    expect(last).toMatchObject({ role: 'assistant', content: 'Open 😀 daily \ufffd!' });
   });
 
   it('stores an answer whose tool call and action response hold U+0000, without it', async () => {
