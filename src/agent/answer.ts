@@ -15,7 +15,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { appendMessage, listHistory, messageExists, type HistoryMessage, type MessageRow } from '../conversations/messages.js';
 import { KNOWLEDGE_TOOL } from '../knowledge/tool.js';
 import { MODEL_HINTS } from '../lib/model-hints.js';
-import { storable, storableDeep } from '../lib/nul.js';
+import { storableDeep, withoutNul } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
 import { retryWhileUnavailable } from '../store/faults.js';
 import { isUniqueViolation } from '../store/index.js';
@@ -355,8 +355,10 @@ const answerTransform = ({ citeSearchResults, signal }: { citeSearchResults: boo
         end({ type: 'error', error: stopped ? signal.reason : new AnswerTimeoutError(part.reason) });
         return;
       }
-      // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold.
-      if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: storable(part.text) };
+      // U+0000 cannot be stored on PostgreSQL: the client reads the text the history will hold. Only
+      // U+0000: half an emoji at a delta's end is whole with the next delta (the stored answer is
+      // made storable as a whole).
+      if ((part.type === 'text-delta' || part.type === 'reasoning-delta') && part.text.includes('\u0000')) part = { ...part, text: withoutNul(part.text) };
       if (citeSearchResults && part.type === 'text-delta') answerText += part.text;
       if (citeSearchResults && part.type === 'tool-result' && part.toolName === KNOWLEDGE_TOOL && !part.preliminary) found.push(...numberedHits(part.output));
       // The sources of a real model's answer are those it used, known once its text is complete.

@@ -355,6 +355,12 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     expect(last).toMatchObject({ role: 'assistant', content: 'Open 😀 daily \ufffd!' });
   });
 
+  it('keeps an emoji split over two deltas whole when one of them also holds U+0000', async () => {
+    const { streamed, rows } = await askFake([`Open${NUL} \ud83d`, '\ude00 daily']);
+    expect(streamed).toBe('Open 😀 daily');
+    expect(rows.find((r) => r.role === 'assistant')!.content).toBe('Open 😀 daily');
+  });
+
   it('stores an answer whose tool call and action response hold U+0000, without it', async () => {
     const viaFake = await createProject(t, { model: 'openai-compatible:fake' });
     const made = await t.app.inject({
