@@ -216,7 +216,6 @@ export async function claimGap(db: Db, projectId: string, gapId: string, answer:
   const before = await getGap(db, projectId, gapId);
   const at = now();
   const stale = new Date(Date.parse(at) - CLAIM_TIMEOUT_MS).toISOString();
-  if (before.status === 'resolved' && !(before.faq_source_id === null && before.updated_at < stale)) throw Conflict('Gap already resolved');
   const res = await db
     .updateTable('knowledge_gaps')
     .set({ status: 'resolved', answer, faq_source_id: null, closed_at: at, updated_at: at })
@@ -224,7 +223,7 @@ export async function claimGap(db: Db, projectId: string, gapId: string, answer:
     .where('project_id', '=', projectId)
     .where((eb) => eb.or([eb('status', '!=', 'resolved'), eb.and([eb('faq_source_id', 'is', null), eb('updated_at', '<', stale)])]))
     .executeTakeFirst();
-  // Another resolve took it since it was read.
+  // Resolved already, or by another resolve since it was read.
   if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
   return { before, at };
 }

@@ -1,4 +1,5 @@
 import { DEFINITION, isDefinitionTerm } from '../../knowledge/types.js';
+import { clipText } from '../../lib/nul.js';
 
 /**
  * Small, dependency-free text helpers for the builtin model's decisions: word lists without filler
@@ -145,7 +146,7 @@ export function sentenceLines(text: string): Sentence[] {
 /** Cuts `text` at a word boundary so it is at most `max` characters, adding "…" when cut. */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;
-  const cut = text.slice(0, max - 1);
+  const cut = clipText(text, max - 1);
   const space = cut.lastIndexOf(' ');
   return `${(space > max * 0.6 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
