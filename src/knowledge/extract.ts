@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { decodeDocument, looksBinary } from '../lib/text-encoding.js';
 import { anchorHeadings } from './anchors.js';
 import { BOILERPLATE_SELECTOR, checkDepth, domBlocks, normalize, oneLine, parseHTML, skipped } from './html-blocks.js';
 import { markdownToPage } from './markdown.js';
@@ -184,13 +185,42 @@ export function faqToPage(items: Array<{ question: string; answer: string }>, ti
   return { title: title || 'FAQ', url: null, blocks: anchorHeadings(blocks) };
 }
 
-/** Picks the extractor from a content type (or a file name) and returns the page. */
+/** Media types that say nothing of what a document is: its URL's extension decides, or else its bytes. */
+const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-stream', 'application/unknown']);
+
+/**
+ * Picks the extractor from a content type (or, when the type says nothing, the URL's or title's
+ * extension) and returns the page: PDF, HTML, Markdown or plain text, the text decoded as a browser
+ * would (see decodeDocument). Anything else (an image, an archive, a font, JSON) is not a document
+ * and is refused with a reason, as is binary data served as text.
+ */
 export async function bodyToPage(body: Buffer, contentType: string, url: string | null, title: string): Promise<Page> {
-  const type = contentType.toLowerCase();
-  const name = (url ?? title).toLowerCase().split(/[?#]/)[0]!;
-  if (type.includes('pdf') || name.endsWith('.pdf')) return pdfToPage(new Uint8Array(body), title, url);
-  const text = body.toString('utf8');
-  if (type.includes('html') || /\.html?$/.test(name)) return htmlToPage(text, url, title);
-  if (type.includes('markdown') || /\.(md|markdown)$/.test(name)) return markdownToPage(text, title, url);
+  const kind = documentKind(contentType, url ?? title);
+  if (kind === 'pdf') return pdfToPage(new Uint8Array(body), title, url);
+  const text = decodeDocument(body, contentType, kind === 'html');
+  if (looksBinary(text)) throw new Error(`Not a text document: the response holds binary data${mediaType(contentType) ? ` (${mediaType(contentType)})` : ''}`);
+  if (kind === 'html') return htmlToPage(text, url, title);
+  if (kind === 'markdown') return markdownToPage(text, title, url);
   return textToPage(text, title, url);
+}
+
+const mediaType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
+
+/** What a fetched body is, by its media type, or its name's extension when the type is generic. */
+export function documentKind(contentType: string, name: string): 'pdf' | 'html' | 'markdown' | 'text' {
+  const type = mediaType(contentType);
+  const path = name.toLowerCase().split(/[?#]/)[0]!;
+  if (GENERIC_TYPES.has(type)) {
+    if (path.endsWith('.pdf')) return 'pdf';
+    if (/\.x?html?$/.test(path)) return 'html';
+    if (/\.(md|markdown)$/.test(path)) return 'markdown';
+    return 'text';
+  }
+  if (type === 'application/pdf') return 'pdf';
+  if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
+  if (type === 'text/markdown' || type === 'text/x-markdown') return 'markdown';
+  // A Markdown file served as plain text, as many servers serve `.md`.
+  if (type === 'text/plain' && /\.(md|markdown)$/.test(path)) return 'markdown';
+  if (type.startsWith('text/')) return 'text';
+  throw new Error(`Not a document AnswerDesk reads (${type}): it reads HTML, Markdown, plain text and PDF`);
 }

@@ -1,4 +1,5 @@
 import { storable, storableDeep } from '../lib/nul.js';
+import { decodeDocument } from '../lib/text-encoding.js';
 import { chunkPage } from './chunk.js';
 import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage } from './extract.js';
 import { markdownToPage } from './markdown.js';
@@ -64,7 +65,7 @@ export async function parseDocument(input: DocumentInput): Promise<ParsedDocumen
   const page = await toPage(input);
   const links =
     input.kind === 'fetched' && input.withLinks
-      ? htmlLinks(Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength).toString('utf8'), input.url)
+      ? htmlLinks(decodeDocument(input.body, input.contentType, true), input.url)
       : [];
   return { title: storable(page.title), chunks: storableDeep(chunkPage(page)), links };
 }

@@ -4,6 +4,7 @@ import * as sources from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest } from '../../lib/errors.js';
 import { clipText } from '../../lib/nul.js';
+import { decodeDocument, looksBinary } from '../../lib/text-encoding.js';
 import type { Database } from '../../store/schema.js';
 import { MAX_TITLE_CHARS, type CreateSourceBody, type KnowledgeSource } from './schema.js';
 
@@ -85,12 +86,16 @@ export function sourceFromFile(name: string, data: Buffer, options: { type?: Sou
   if (type === 'pdf' && !isPdf) throw BadRequest('The file is not a PDF (it does not start with %PDF-)');
   const binary = type === 'pdf' ? undefined : NOT_TEXT.find(([bytes]) => bytes.every((b, i) => data[i] === b));
   if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type} text: save it as PDF or HTML first`);
+  // Text in the encoding it was saved in (UTF-8, UTF-16 with its byte order mark, an HTML page's
+  // declared charset, or windows-1252), never read as UTF-8 regardless.
+  const text = type === 'pdf' ? undefined : decodeDocument(data, null, type === 'html');
+  if (text !== undefined && looksBinary(text)) throw BadRequest('The file holds binary data, not text: save it as PDF, HTML, Markdown or plain text first');
   const base = name.slice(Math.max(name.lastIndexOf('/'), name.lastIndexOf('\\')) + 1);
   const fallback = clipText((ext ? base.slice(0, -ext.length) : base) || base, MAX_TITLE_CHARS);
   return {
     type,
     title: options.title ?? (type === 'markdown' ? undefined : fallback),
-    payload: type === 'pdf' ? data.toString('base64') : data.toString('utf8'),
+    payload: text ?? data.toString('base64'),
   };
 }
 

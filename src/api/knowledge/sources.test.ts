@@ -220,6 +220,75 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     expect((await search(t.app, projectId, query)).results[0]!.sourceId).toBe(created.id);
   });
 
+  it('reads uploads in the encoding they were saved in, and refuses binary data under a text name', async () => {
+    const p = await createProject(t);
+    const upload = (name: string, data: Buffer) => {
+      const body = multipart({ name, type: 'application/octet-stream', data });
+      return t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+    };
+    const stored = async (res: Awaited<ReturnType<typeof upload>>) => {
+      expect(res.statusCode).toBe(201);
+      const source = await waitForSource(t.app, p.project.id, (res.json() as { source: KnowledgeSource }).source.id);
+      expect(source.status).toBe('ready');
+      return (await chunkRows(source.id)).map((r) => r.text).join(' ');
+    };
+    // Saved by an old Windows editor (windows-1252), as UTF-16 with its byte order mark, and an
+    // HTML page that declares its charset: each read as written, not as UTF-8's replacement characters.
+    expect(await stored(await upload('menu.txt', Buffer.from('Caf\xe9 cr\xe8me br\xfbl\xe9e costs \x805.', 'latin1')))).toContain('Café crème brûlée costs €5.');
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Naïve résumé reviews take two days.', 'utf16le')]);
+    expect(await stored(await upload('reviews.txt', utf16))).toContain('Naïve résumé reviews take two days.');
+    const latin1Page = Buffer.from('<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1"><title>Caf\xe9</title></head><body><main><h1>Caf\xe9</h1><p>Our caf\xe9 on the ground floor serves cr\xe8me br\xfbl\xe9e every afternoon.</p></main></body></html>', 'latin1');
+    expect(await stored(await upload('cafe.html', latin1Page))).toContain('Our café on the ground floor serves crème brûlée');
+
+    // Random bytes (an image or archive of no known signature) saved as .txt: refused, nothing stored.
+    let seed = 7;
+    const noise = Buffer.from(Array.from({ length: 4096 }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 23));
+    const before = await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute();
+    const res = await upload('notes.txt', noise);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'The file holds binary data, not text: save it as PDF, HTML, Markdown or plain text first' });
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual(before);
+  });
+
+  it('crawls pages in the charset they declare and skips what is not a document', async () => {
+    const p = await createProject(t);
+    const page = (title: string, text: string, head = '', links = '') =>
+      Buffer.from(`<html><head>${head}<title>${title}</title></head><body><main><h1>${title}</h1><p>${text}</p><p>${links}</p></main></body></html>`, 'latin1');
+    const send = (type: string, body: Buffer) => (_req: unknown, res: import('node:http').ServerResponse) => {
+      res.writeHead(200, { 'content-type': type });
+      res.end(body);
+    };
+    let seed = 11;
+    const noise = Buffer.from(Array.from({ length: 2048 }, () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 23));
+    const cafe = await serveSite({
+      '/': send('text/html; charset=iso-8859-1', page('Caf\xe9 help', 'The caf\xe9 takes cr\xe8me vouchers at the counter by the entrance.', '', '<a href="/tea">Tea</a> <a href="/download?file=menu">Menu</a> <a href="/notes">Notes</a>')),
+      '/tea': send('text/html', page('Tea', 'Gr\xfcner Tee is served in the caf\xe9 until six.', '<meta charset="windows-1252">')),
+      '/download': send('application/zip', Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), noise])),
+      '/notes': send('text/plain', noise),
+    });
+    try {
+      const source = await addSource(t.app, p.project.id, { type: 'url', url: `${cafe.base}/`, maxDepth: 1 });
+      expect(source.status).toBe('ready');
+      const texts = (await chunkRows(source.id)).map((r) => r.text).join(' ');
+      expect(texts).toContain('The café takes crème vouchers');
+      expect(texts).toContain('Grüner Tee is served in the café until six.');
+      expect(texts).not.toContain('\ufffd');
+      expect([...new Set((await chunkRows(source.id)).map((r) => r.url!.split('#')[0]))].sort()).toEqual([`${cafe.base}/`, `${cafe.base}/tea`]);
+      expect(source.title).toBe('Café help');
+      // Both were fetched and refused with a reason, not stored as text full of noise.
+      expect(cafe.hits.get('/download')).toBe(1);
+      expect(cafe.hits.get('/notes')).toBe(1);
+      expect(source.error).toBe(
+        `2 page(s) skipped; first: ${cafe.base}/download?file=menu: Could not read the page: Not a document AnswerDesk reads (application/zip): it reads HTML, Markdown, plain text and PDF`,
+      );
+      const notes = await addSource(t.app, p.project.id, { type: 'url', url: `${cafe.base}/notes` });
+      expect(notes).toMatchObject({ status: 'failed', error: 'Could not read the page: Not a text document: the response holds binary data (text/plain)' });
+      expect(await chunkRows(notes.id)).toEqual([]);
+    } finally {
+      await cafe.close();
+    }
+  });
+
   it('uploads a PDF: text extracted per page with a page anchor', async () => {
     const pdf = makePdf([
       ['Installation manual', 'Mount the bracket with the four supplied screws.'],
