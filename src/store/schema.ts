@@ -289,6 +289,8 @@ export interface WebhookEndpointsTable {
   disabled_at: string | null;
   /** Start of the current run of failed attempts; null after a success. */
   failing_since: string | null;
+  /** When its last attempt failed: a failure long after it starts a new run. */
+  last_failed_at: string | null;
   created_at: string;
   updated_at: string;
 }

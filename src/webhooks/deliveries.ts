@@ -99,21 +99,43 @@ async function claimById(db: Db, id: string, owner: string, leaseMs: number, at:
  * Claims up to `limit` due deliveries: pending ones whose time has come, and ones in flight on a
  * node whose lease ran out (it died mid-send). Each claim is a conditional UPDATE that re-checks
  * the condition on the row, so when workers race for a delivery exactly one wins it.
+ *
+ * Endpoints take turns: every endpoint's first due delivery comes before any endpoint's second,
+ * and no endpoint gets more than `perEndpoint` attempts in flight on this node (`busy` counts
+ * those it has already). One endpoint with a backlog, or one that answers slowly, thus never takes
+ * every slot while deliveries to the others wait.
  */
-export async function claimDue(db: Db, owner: string, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(
+  db: Db,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  share: { perEndpoint: number; busy: ReadonlyMap<string, number> } = { perEndpoint: limit, busy: new Map() },
+): Promise<ClaimedDelivery[]> {
   const at = now();
   const candidates = await db
-    .selectFrom('webhook_deliveries')
-    .select('id')
-    .where(claimable(at))
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'endpoint_id', 'next_attempt_at', sql<number>`row_number() over (partition by endpoint_id order by next_attempt_at, id)`.as('turn')])
+        .where(claimable(at))
+        .as('due'),
+    )
+    .select(['id', 'endpoint_id'])
+    .where('turn', '<=', share.perEndpoint)
+    .orderBy('turn')
     .orderBy('next_attempt_at')
     .limit(limit * 2)
     .execute();
   const claimed: ClaimedDelivery[] = [];
-  for (const { id } of candidates) {
+  const taken = new Map(share.busy);
+  for (const { id, endpoint_id } of candidates) {
     if (claimed.length >= limit) break;
+    if ((taken.get(endpoint_id) ?? 0) >= share.perEndpoint) continue;
     const one = await claimById(db, id, owner, leaseMs, at);
-    if (one) claimed.push(one);
+    if (!one) continue;
+    claimed.push(one);
+    taken.set(endpoint_id, (taken.get(endpoint_id) ?? 0) + 1);
   }
   return claimed;
 }
@@ -204,7 +226,22 @@ export async function markFailed(
       .where('status', '=', 'sending')
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return { recorded: false, disabled: null };
-    await trx.updateTable('webhook_endpoints').set({ failing_since: outcome.at }).where('id', '=', claimed.endpoint.id).where('failing_since', 'is', null).execute();
+    // The run of failures starts at the first failure after a success, or after a quiet spell: a
+    // failure more than QUIET_MS after the previous one says nothing of the time between them.
+    const quietBefore = new Date(Date.parse(outcome.at) - QUIET_MS).toISOString();
+    await trx
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({
+        failing_since: eb
+          .case()
+          .when(eb.or([eb('failing_since', 'is', null), eb('last_failed_at', 'is', null), eb('last_failed_at', '<', quietBefore)]))
+          .then(outcome.at)
+          .else(eb.ref('failing_since'))
+          .end(),
+        last_failed_at: outcome.at,
+      }))
+      .where('id', '=', claimed.endpoint.id)
+      .execute();
     const endpoint = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', claimed.endpoint.id).executeTakeFirst();
     if (!endpoint || !endpoint.enabled) return { recorded: true, disabled: null };
     const failingMs = Date.parse(outcome.at) - Date.parse(endpoint.failing_since ?? outcome.at);
@@ -217,6 +254,9 @@ export async function markFailed(
       .set({ enabled: 0, disabled_reason: reason, disabled_at: outcome.at, updated_at: outcome.at })
       .where('id', '=', claimed.endpoint.id)
       .execute();
+    // This attempt keeps its own outcome (the HTTP 500 that ended the run); the endpoint's other
+    // deliveries waiting for an attempt fail as not sent.
+    await trx.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null }).where('id', '=', claimed.delivery.id).execute();
     await trx
       .updateTable('webhook_deliveries')
       .set({ status: 'failed', next_attempt_at: null, error: 'Webhook disabled', updated_at: outcome.at })
@@ -254,6 +294,12 @@ export async function release(db: Db, claimed: ClaimedDelivery, owner: string): 
     .where('status', '=', 'sending')
     .execute();
 }
+
+/**
+ * A failure this long after the endpoint's previous one starts a new run of failures: longer than
+ * any wait of the retry schedule (10 h), so an endpoint that keeps failing is never between runs.
+ */
+const QUIET_MS = 24 * 3_600_000;
 
 function describeSpan(ms: number): string {
   const hours = ms / 3_600_000;

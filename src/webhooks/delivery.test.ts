@@ -13,6 +13,7 @@ import { appendMessage } from '../conversations/messages.js';
 import { startKnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';
 import { openStore } from '../store/index.js';
+import { insertEvent } from './events.js';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './worker.js';
 
 const SECRET_KEY = 'test-secret-key-for-webhooks-0123456789';
@@ -239,6 +240,32 @@ describe.each(dialects)('webhook events and delivery on $name', (dialect) => {
     await waitFor(async () => (await deliveriesOf(t, webhook.id))[0]!.status === 'delivered', 10_000, 'retried delivery');
   });
 
+  it('counts a run of failures only while they keep coming, and the attempt that ends it keeps its error', async () => {
+    const { webhook } = await createWebhook(t, p, { url: `${receiver.base}/hooks`, events: ['conversation.created'] });
+    receiver.fallback = { status: 500 };
+    start({ scheduleMs: [0, 600_000] });
+    const ago = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    const endpoint = () => t.deps.store.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', webhook.id).executeTakeFirstOrThrow();
+    const failed = async (n: number) => waitFor(async () => ((await deliveriesOf(t, webhook.id))[n - 1]?.last_attempt_at ? deliveriesOf(t, webhook.id) : null), 10_000, `attempt ${n}`);
+
+    // Failed six days ago, then nothing for six days: one more failure starts a new run.
+    await t.deps.store.db.updateTable('webhook_endpoints').set({ failing_since: ago(144), last_failed_at: ago(144) }).where('id', '=', webhook.id).execute();
+    await newConversation(t, p);
+    await failed(1);
+    const quiet = await endpoint();
+    expect(quiet.enabled).toBe(1);
+    expect(Date.parse(quiet.failing_since!)).toBeGreaterThan(Date.now() - 60_000);
+
+    // Failing for six days with the last failure an hour ago: turned off, and the attempt that did
+    // it shows its own HTTP 500, while the delivery still waiting for its retry fails unsent.
+    await t.deps.store.db.updateTable('webhook_endpoints').set({ failing_since: ago(144), last_failed_at: ago(1) }).where('id', '=', webhook.id).execute();
+    await newConversation(t, p);
+    const rows = await failed(2);
+    expect(await endpoint()).toMatchObject({ enabled: 0, disabled_reason: 'Every delivery failed for 6 days (last: HTTP 500)' });
+    expect(rows[1]).toMatchObject({ status: 'failed', response_status: 500, error: 'HTTP 500' });
+    expect(rows[0]).toMatchObject({ status: 'failed', error: 'Webhook disabled' });
+  });
+
   it('turns off an endpoint at once when it answers 410 Gone', async () => {
     const { webhook } = await createWebhook(t, p, { url: `${receiver.base}/hooks`, events: ['conversation.created'] });
     receiver.script({ status: 410 });
@@ -250,6 +277,27 @@ describe.each(dialects)('webhook events and delivery on $name', (dialect) => {
     }, 10_000, 'disabled');
     expect(read.disabledReason).toBe('The endpoint answered 410 Gone');
     expect((await deliveriesOf(t, webhook.id))[0]).toMatchObject({ status: 'failed', attempts: 1, response_status: 410 });
+  });
+
+  it('shares the slots: an endpoint that hangs with a backlog does not hold up deliveries to another', async () => {
+    const stuck = await startWebhookReceiver();
+    stuck.fallback = 'hang';
+    try {
+      const slow = await createWebhook(t, p, { url: `${stuck.base}/slow`, events: ['message.created'] });
+      const fast = await createWebhook(t, p, { url: `${receiver.base}/fast`, events: ['message.created'] });
+      // Twelve events each, the slow endpoint's due first: before, its deliveries took all eight slots.
+      for (let i = 0; i < 12; i++) await insertEvent(t.deps.store.db, p.project.id, 'message.created', { n: i }, [slow.webhook.id]);
+      for (let i = 0; i < 12; i++) await insertEvent(t.deps.store.db, p.project.id, 'message.created', { n: i }, [fast.webhook.id]);
+      start({ concurrency: 8, timeoutMs: 60_000 });
+      await waitFor(async () => (await deliveriesOf(t, fast.webhook.id)).every((d) => d.status === 'delivered'), 20_000, 'the fast endpoint served');
+      // Half the slots at most went to the endpoint that never answers.
+      expect(stuck.received).toHaveLength(4);
+      expect((await deliveriesOf(t, slow.webhook.id)).filter((d) => d.status === 'sending')).toHaveLength(4);
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
+      workers = [];
+      await stuck.close();
+    }
   });
 
   it('does not follow redirects', async () => {

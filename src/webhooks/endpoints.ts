@@ -44,8 +44,15 @@ export function checkWebhookUrl(raw: string, allowPrivateNetwork: boolean): stri
   if (!allowPrivateNetwork && isIP(host) && !isPublicAddress(host)) {
     throw ValidationError([{ path: 'url', message: 'must not point at a private, loopback or link-local address' }]);
   }
+  // The limit holds for the URL as stored and sent: "é" is six characters once percent-encoded.
+  if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
+    throw ValidationError([{ path: 'url', message: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once encoded (it is ${url.href.length})` }]);
+  }
   return url.href;
 }
+
+/** The longest webhook URL, as given and as stored (percent-encoded). */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 function eventsColumn(events: readonly string[] | null | undefined): string | null {
   return events ? JSON.stringify([...new Set(events)]) : null;
@@ -83,6 +90,7 @@ export async function createEndpoint(
     disabled_reason: null,
     disabled_at: null,
     failing_since: null,
+    last_failed_at: null,
     created_at: at,
     updated_at: at,
   };

@@ -66,7 +66,10 @@ export interface WebhookWorkerOptions extends DeliveryOptions {
   leaseMs?: number;
   /** How often due deliveries are looked for. */
   pollMs?: number;
-  /** Attempts in flight at once on this node, so one slow endpoint does not hold up the others. */
+  /**
+   * Attempts in flight at once on this node; one endpoint gets at most half of them, so one slow
+   * endpoint does not hold up the others.
+   */
   concurrency?: number;
   retentionMs?: number;
 }
@@ -213,8 +216,9 @@ export async function attemptDelivery(
     disableAfterMs: opts.disableAfterMs,
     ...(gone ? { disableNow: 'The endpoint answered 410 Gone' } : {}),
   });
-  deps.metrics?.webhookDelivery(claimed.eventType, nextAttemptAt ? 'retry' : 'failed', seconds);
-  opts.log?.warn({ ...ids, status: outcome.responseStatus, reason: outcome.error, nextAttemptAt }, 'webhook delivery failed');
+  const retried = nextAttemptAt !== null && !result.disabled;
+  deps.metrics?.webhookDelivery(claimed.eventType, retried ? 'retry' : 'failed', seconds);
+  opts.log?.warn({ ...ids, status: outcome.responseStatus, reason: outcome.error, nextAttemptAt: retried ? nextAttemptAt : null }, 'webhook delivery failed');
   if (result.disabled) opts.log?.warn({ webhookId: claimed.endpoint.id, reason: result.disabled }, 'webhook disabled');
 }
 
@@ -289,7 +293,12 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
     wakeUp?.();
   };
 
+  // Attempts in flight per endpoint on this node: one endpoint gets at most half the slots.
+  const busy = new Map<string, number>();
+  const perEndpoint = Math.max(1, Math.floor(concurrency / 2));
   const run = (claimed: ClaimedDelivery) => {
+    const endpointId = claimed.endpoint.id;
+    busy.set(endpointId, (busy.get(endpointId) ?? 0) + 1);
     const task = attemptDelivery(deps, claimed, owner, opts, stopping.signal)
       .catch((err: unknown) => {
         // Not recorded (the database went away): the lease runs out and the delivery is sent again.
@@ -298,6 +307,9 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
       })
       .finally(() => {
         inflight.delete(task);
+        const left = busy.get(endpointId)! - 1;
+        if (left > 0) busy.set(endpointId, left);
+        else busy.delete(endpointId);
         wake();
       });
     inflight.add(task);
@@ -310,7 +322,7 @@ export function startWebhookWorker(deps: WebhookDeps, options: WebhookWorkerOpti
       try {
         const free = concurrency - inflight.size;
         if (free > 0) {
-          const claimed = await claimDue(deps.db, owner, leaseMs, free);
+          const claimed = await claimDue(deps.db, owner, leaseMs, free, { perEndpoint, busy });
           databaseDown = false;
           if (!running) {
             for (const c of claimed) await release(deps.db, c, owner);

@@ -157,7 +157,7 @@ export const webhookRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      return { delivery: await sendWebhookTest(deps, project.id, request.params.webhookId) };
+      return { delivery: await sendWebhookTest(deps, project.id, request.params.webhookId, request.log) };
     },
   });
 

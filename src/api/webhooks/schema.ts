@@ -1,15 +1,15 @@
 import { z } from 'zod';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events.js';
 import { projectParams } from '../projects/admin-schema.js';
 
-export const MAX_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 /** Longest grace period of the old secret after a rotation: a week. */
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
 
 export const webhookEventType = z.enum(WEBHOOK_EVENT_TYPES).describe('An event type.');
 
-const url = z.string().min(1).max(MAX_URL_LENGTH).describe('http(s) URL the events are POSTed to. Redirects are not followed.');
+const url = z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH).describe('http(s) URL the events are POSTed to. Redirects are not followed.');
 const events = z
   .array(webhookEventType)
   .min(1)

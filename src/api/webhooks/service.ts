@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import { secretBox } from '../../actions/secret-box.js';
 import { Conflict } from '../../lib/errors.js';
 import type { AppDeps } from '../../deps.js';
@@ -97,6 +98,7 @@ export async function retryWebhookDelivery(deps: Deps, projectId: string, id: st
   return toDelivery(await deliveries.retryDelivery(deps.store.db, endpoint.id, deliveryId));
 }
 
-export async function sendWebhookTest(deps: Deps, projectId: string, id: string): Promise<WebhookDelivery> {
-  return toDelivery(await sendTestEvent(webhookDeps(deps), projectId, id));
+/** Sends a test event now; a failed attempt is logged (`log`: the request's) as the worker logs one. */
+export async function sendWebhookTest(deps: Deps, projectId: string, id: string, log?: FastifyBaseLogger): Promise<WebhookDelivery> {
+  return toDelivery(await sendTestEvent(webhookDeps(deps), projectId, id, { log }));
 }

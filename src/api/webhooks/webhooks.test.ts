@@ -14,11 +14,16 @@ describe.each(dialects)('webhooks admin API on $name', (dialect) => {
   let p: CreatedProject;
   let other: CreatedProject;
   let receiver: WebhookReceiver;
+  const logs: string[] = [];
   const url = (project = p) => `/api/v1/admin/projects/${project.project.id}/webhooks`;
 
   beforeAll(async () => {
     // The receiver is on loopback: private addresses allowed here (the SSRF guard has its own tests below).
-    t = await createTestApp({ dialect, env: { ANSWERDESK_SECRET_KEY: SECRET_KEY, ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' } });
+    t = await createTestApp({
+      dialect,
+      env: { ANSWERDESK_SECRET_KEY: SECRET_KEY, ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' },
+      logger: { level: 'warn', stream: { write: (line: string) => logs.push(line) } },
+    });
     receiver = await startWebhookReceiver();
   });
   beforeEach(async () => {
@@ -145,6 +150,35 @@ describe.each(dialects)('webhooks admin API on $name', (dialect) => {
     expect(del.statusCode).toBe(204);
     const gone = await t.app.inject({ method: 'GET', url: `${url()}/${webhook.id}`, headers: adminAuth() });
     expect(gone.statusCode).toBe(404);
+  });
+
+  it('holds the URL limit for the URL as stored: 2048 characters once percent-encoded', async () => {
+    const accented = `${receiver.base}/${'é'.repeat(2000)}`;
+    const res = await create({ url: accented });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Validation error', details: [{ path: 'url', message: `must be at most 2048 characters once encoded (it is ${new URL(accented).href.length})` }] });
+    const { webhook } = await created();
+    const patched = await t.app.inject({ method: 'PATCH', url: `${url()}/${webhook.id}`, headers: adminAuth(), payload: { url: accented } });
+    expect(patched.statusCode).toBe(400);
+    const fits = `${receiver.base}/${'é'.repeat(300)}`;
+    expect((await create({ url: fits })).json().webhook.url).toBe(new URL(fits).href);
+  });
+
+  it('logs a test event that fails, and the 410 that turns the endpoint off, as the worker logs its attempts', async () => {
+    const { webhook } = await created();
+    logs.length = 0;
+    receiver.script({ status: 500 }, { status: 410 });
+    const failed = await t.app.inject({ method: 'POST', url: `${url()}/${webhook.id}/test`, headers: adminAuth() });
+    expect(failed.json().delivery).toMatchObject({ status: 'pending', responseStatus: 500 });
+    const gone = await t.app.inject({ method: 'POST', url: `${url()}/${webhook.id}/test`, headers: adminAuth() });
+    expect(gone.json().delivery).toMatchObject({ status: 'failed', responseStatus: 410, error: 'HTTP 410' });
+    const lines = logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.filter((l) => l.msg === 'webhook delivery failed').map((l) => [l.webhookId, l.status, l.reason])).toEqual([
+      [webhook.id, 500, 'HTTP 500'],
+      [webhook.id, 410, 'HTTP 410'],
+    ]);
+    expect(lines.filter((l) => l.msg === 'webhook disabled')).toEqual([expect.objectContaining({ webhookId: webhook.id, reason: 'The endpoint answered 410 Gone' })]);
+    expect(logs.join('\n')).not.toContain(receiver.base);
   });
 
   it('sends a signed test event that an independent Standard Webhooks verifier accepts', async () => {

@@ -16,6 +16,7 @@ import { knowledgeJobsQueued } from './015-knowledge-jobs-queued.js';
 import { knowledgeJobsOneRunning } from './016-knowledge-jobs-one-running.js';
 import { answersSourceUnique } from './017-answers-source-unique.js';
 import { oneDemoProject } from './018-one-demo-project.js';
+import { webhookLastFailure } from './019-webhook-last-failure.js';
 
 /**
  * Every migration, in order. Names sort lexically; a feature adds one file and one line here.
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '016-knowledge-jobs-one-running': knowledgeJobsOneRunning,
   '017-answers-source-unique': answersSourceUnique,
   '018-one-demo-project': oneDemoProject,
+  '019-webhook-last-failure': webhookLastFailure,
 };
 
 export const migrationProvider: MigrationProvider = {
