@@ -20,6 +20,7 @@ import type { Project } from '../projects/project.js';
 import { retryWhileUnavailable } from '../store/faults.js';
 import { isUniqueViolation } from '../store/index.js';
 import { MESSAGE_OUTCOMES, type MessageOutcome } from '../store/schema.js';
+import { HANDOFF_TOOL } from './handoff-tool.js';
 import { AnswerInterruptedError } from './in-flight.js';
 import { ModelConfigError, modelSpecFor } from './models.js';
 import { projectReads, type ProjectReads } from './project-reads.js';
@@ -408,7 +409,7 @@ function reportedOutcome(metadata: Record<string, Record<string, unknown>> | und
 /**
  * What an answer did, from what it stored: `error` when it failed; the outcome the model reported,
  * when it did; `action` when an action it called answered (whatever the status: the answer comes
- * from it); `declined` when it searched the knowledge and cites nothing (the sources of an answer
+ * from it; handing over to a person is no action); `declined` when it searched the knowledge and cites nothing (the sources of an answer
  * are only those it used, so an answer that used none did not answer from the help content);
  * `answered` otherwise (small talk, a follow-up from the conversation).
  */
@@ -416,7 +417,7 @@ export function answerOutcome(parts: UIMessage['parts'], failed: boolean, report
   if (failed) return 'error';
   if (reported) return reported;
   const tools = parts.flatMap((p) => (p.type.startsWith('tool-') && 'state' in p ? [{ name: p.type.slice(5), state: p.state }] : []));
-  if (tools.some((t) => t.name !== KNOWLEDGE_TOOL && t.state === 'output-available')) return 'action';
+  if (tools.some((t) => t.name !== KNOWLEDGE_TOOL && t.name !== HANDOFF_TOOL && t.state === 'output-available')) return 'action';
   const cites = parts.some((p) => p.type === 'source-url' || p.type === 'source-document');
   if (!cites && tools.some((t) => t.name === KNOWLEDGE_TOOL)) return 'declined';
   return 'answered';

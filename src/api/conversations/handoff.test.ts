@@ -268,6 +268,8 @@ describe.each(dialects)('handoff on $name', (dialect) => {
       expect(streamedText(answer.chunks), text).toBe(HANDOFF_REPLY);
       expect(answer.chunks.find((c) => c.type === 'tool-input-available')).toMatchObject({ toolName: HANDOFF_TOOL, input: { reason: text } });
       expect((await conversation(p, id)).handoff, text).toMatchObject({ status: 'requested', via: 'agent', reason: text });
+      // Handing over is no action's answer: analytics count actions apart.
+      expect((await rows(id)).map((r) => r.outcome), text).toEqual([null, 'answered']);
     }
   });
 
