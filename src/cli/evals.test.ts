@@ -40,6 +40,10 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     });
     expect(run.stdout).toMatch(/^1\s+FAIL\s+-\s+error\s+Do you sell gift wrapping\?\s+failed$/m);
     expect(run.stderr).toContain('1 of 1 answers failed, so the run measures nothing for them\n');
+    // The failure is logged as the server logs it: what went wrong, not the prompt or the request.
+    expect(run.stderr).toContain('"msg":"answer failed"');
+    expect(run.stderr).not.toContain('Do you sell gift wrapping');
+    expect(run.stderr).not.toContain('requestBodyValues');
     expect(run.code).toBe(1);
   });
 
@@ -84,6 +88,17 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     expect(bad.stderr).toContain('cases.0.question');
     const neither = await runCli(['eval', 'run', '--project', projectId, '--min-hit3', '2'], env);
     expect(neither.code).toBe(2);
+    // What the API refuses is refused here too: U+0000, and cases over its 1 MiB body limit.
+    writeFileSync(cases, JSON.stringify([{ question: 'Do you ship\u0000 to Mars?', answerable: false }]));
+    const nul = await runCli(['eval', 'run', '--project', projectId, '--file', cases], env);
+    expect([nul.code, nul.stderr.split('\n')[0]]).toEqual([2, `Error: Invalid cases in ${cases}: cases.0.question must not contain the NUL character (U+0000)`]);
+    writeFileSync(cases, JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ question: `${i} ${'x'.repeat(1990)}`, mustContain: Array.from({ length: 10 }, () => 'y'.repeat(1000)) }))));
+    const big = await runCli(['eval', 'run', '--project', projectId, '--file', cases], env);
+    expect([big.code, big.stderr.split('\n')[0]]).toEqual([2, `Error: The cases in --file ${cases} are more than 1 MiB, the most one run takes`]);
+    // A file saved with a byte order mark, as Windows editors save UTF-8, is read.
+    writeFileSync(cases, `\uFEFF${JSON.stringify([{ question: 'Do you sell gift wrapping?', answerable: false }])}`);
+    const bom = await runCli(['eval', 'run', '--project', projectId, '--file', cases], env);
+    expect([bom.code, bom.stderr]).toEqual([0, '']);
   });
 
   it('runs a saved suite with --eval, stores each run and compares it with the one before', async () => {
@@ -104,6 +119,13 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     expect(second.stdout).toMatch(/unanswerable declined\s+1 {2}\(0\)$/m);
     expect(second.stdout).toMatch(new RegExp(`^Compared with run ${firstRun!.id} \\(\\S+\\): every question has the same result$`, 'm'));
     expect(await runs()).toHaveLength(2);
+
+    // --json prints the API's answer to POST …/evals/{evalId}/run: the stored run and the comparison.
+    const json = await runCli(['eval', 'run', '--project', projectId, '--eval', suite.id, '--json'], env);
+    const body = JSON.parse(json.stdout) as { run: Record<string, unknown>; comparison: Record<string, unknown> };
+    expect(Object.keys(body)).toEqual(['run', 'comparison']);
+    expect(body.run).toMatchObject({ id: expect.stringMatching(/^evrun_/), evalId: suite.id, model: 'builtin', createdAt: expect.any(String) });
+    expect(body.comparison).toMatchObject({ nowFailing: [], nowPassing: [] });
 
     const unknown = await runCli(['eval', 'run', '--project', projectId, '--eval', 'eval_unknown'], env);
     expect([unknown.code, unknown.stderr]).toEqual([1, 'Error: Eval not found\n']);

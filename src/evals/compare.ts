@@ -23,12 +23,26 @@ export interface EvalComparison {
 
 const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : Number((a - b).toFixed(4)));
 
+/**
+ * Each result keyed by its question and, for a question a suite asks more than once (with other
+ * expectations), which time it is asked: the n-th asking of a question in one run is compared with
+ * the n-th in the other.
+ */
+function keyed(results: readonly EvalCaseResult[]): Array<[string, EvalCaseResult]> {
+  const seen = new Map<string, number>();
+  return results.map((r) => {
+    const n = seen.get(r.question) ?? 0;
+    seen.set(r.question, n + 1);
+    return [`${n}\u0000${r.question}`, r];
+  });
+}
+
 /** How a run compares with the one before it; cases are matched by their question. */
 export function compareRuns(current: { metrics: EvalMetrics; results: EvalCaseResult[] }, previous: EvalRun): EvalComparison {
   const m = current.metrics;
   const p = previous.metrics;
-  const before = new Map(previous.results.map((r) => [r.question, r.passed]));
-  const changed = (from: boolean) => current.results.filter((r) => before.get(r.question) === from && r.passed !== from).map((r) => r.question);
+  const before = new Map(keyed(previous.results).map(([key, r]) => [key, r.passed]));
+  const changed = (from: boolean) => keyed(current.results).filter(([key, r]) => before.get(key) === from && r.passed !== from).map(([, r]) => r.question);
   return {
     previousRunId: previous.id,
     previousAt: previous.createdAt,

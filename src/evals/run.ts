@@ -28,9 +28,14 @@ interface SourceRef {
 }
 
 /** A URL without its fragment and trailing slash, for comparison; null when `text` is not a URL. */
+/**
+ * An http(s) URL as compared (no fragment, no trailing slash), or null for anything else: a title
+ * such as "FAQ: Shipping" parses as a URL of scheme `faq:` and must still be compared as a title.
+ */
 function comparableUrl(text: string): string | null {
+  if (!/^https?:\/\//i.test(text.trim())) return null;
   try {
-    const u = new URL(text);
+    const u = new URL(text.trim());
     u.hash = '';
     return u.href.replace(/\/+$/, '');
   } catch {

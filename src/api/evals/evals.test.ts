@@ -152,6 +152,28 @@ describe.each(dialects)('answer regression tests ($name)', (dialect) => {
     expect(await t.deps.store.db.selectFrom('eval_runs').select('id').where('eval_id', '=', suite.id).execute()).toEqual([]);
   });
 
+  it('names a source by a title with a colon in it, and compares a question asked twice case by case', async () => {
+    await addSource(t.app, p.project.id, { type: 'markdown', title: 'Gifts: wrapping and messages', content: '# Gift wrapping\n\nWe offer gift wrapping for 3.50 EUR per order.\n' });
+    const titled = await t.app.inject({
+      method: 'POST',
+      url: url('/run'),
+      headers: adminAuth(),
+      payload: { cases: [{ question: 'Do you offer gift wrapping?', expectedSources: ['gifts: wrapping and messages'] }] },
+    });
+    expect(titled.json().results[0]).toMatchObject({ rank: 1, citesExpected: true, passed: true });
+
+    const twice = [
+      { question: 'How long does standard delivery take?', mustContain: ['two business days'] },
+      { question: 'How long does standard delivery take?', mustContain: ['teleport'] },
+    ];
+    const created = await t.app.inject({ method: 'POST', url: url(), headers: adminAuth(), payload: { name: 'Twice', cases: twice } });
+    const suite = (created.json() as { eval: EvalSuite }).eval;
+    const first = (await t.app.inject({ method: 'POST', url: url(`/${suite.id}/run`), headers: adminAuth() })).json() as EvalRunResponse;
+    expect(first.run.results.map((r) => r.passed)).toEqual([true, false]);
+    const second = (await t.app.inject({ method: 'POST', url: url(`/${suite.id}/run`), headers: adminAuth() })).json() as EvalRunResponse;
+    expect(second.comparison).toMatchObject({ delta: { passed: 0 }, nowFailing: [], nowPassing: [] });
+  });
+
   it('refuses bad input with 400 and clear messages, and other projects with 404', async () => {
     const post = (payload: unknown, path = '/run', headers = adminAuth()) => t.app.inject({ method: 'POST', url: url(path), headers, payload: payload as object });
     const details = async (payload: unknown, path?: string) => {

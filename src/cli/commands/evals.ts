@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import pino from 'pino';
 import { runEvalBody, type evalResultSchema } from '../../api/evals/schema.js';
 import { runCases, runStoredEval } from '../../api/evals/service.js';
 import type { EvalComparison } from '../../evals/compare.js';
 import type { EvalMetrics } from '../../evals/metrics.js';
+import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE } from '../../http/nul-guard.js';
+import { serializeError } from '../../lib/log-error.js';
+import { unstorablePaths } from '../../lib/nul.js';
 import { getProject } from '../../projects/projects.js';
 import { flatText, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
@@ -54,27 +57,43 @@ export function breaches(metrics: EvalMetrics, limits: Partial<Record<(typeof TH
   return out;
 }
 
+/**
+ * The largest case file read: annotated files carry more than their cases (ids, tags, notes), which
+ * are dropped before the cases are held to the API's 1 MiB (EVAL_BODY_LIMIT).
+ */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
+const MAX_CASES_BYTES = 1024 * 1024;
+
 function readCases(path: string): unknown {
   let text: string;
   try {
+    if (path !== '-' && statSync(path).size > MAX_FILE_BYTES) throw new UsageError(`--file ${path} is larger than 16 MiB`, usage);
     text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch {
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`Cannot read --file ${path}`, usage);
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // A byte order mark, as editors on Windows save UTF-8, is not part of the JSON.
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch {
     throw new UsageError(`--file ${path} is not valid JSON`, usage);
   }
   const list = Array.isArray(parsed) ? parsed : (parsed as { cases?: unknown } | null)?.cases;
   if (!Array.isArray(list)) throw new UsageError(`--file ${path} holds neither an array of cases nor {"cases": […]}`, usage);
   // Annotated case files carry ids, tags and the like: only the fields of a case are read.
-  return list.map((c) => {
+  const cases = list.map((c) => {
     if (typeof c !== 'object' || c === null) return c;
     const { question, answerable, expectedSources, mustContain } = c as Record<string, unknown>;
     return Object.fromEntries(Object.entries({ question, answerable, expectedSources, mustContain }).filter(([, v]) => v !== undefined));
   });
+  // What the API refuses, the CLI refuses: text it cannot store, and more than its body limit.
+  const { nul, loneSurrogate } = unstorablePaths(cases);
+  const bad = [...nul.map((p) => `cases.${p} ${NUL_MESSAGE}`), ...loneSurrogate.map((p) => `cases.${p} ${LONE_SURROGATE_MESSAGE}`)];
+  if (bad.length > 0) throw new UsageError(`Invalid cases in ${path}: ${bad.join('; ')}`, usage);
+  if (Buffer.byteLength(JSON.stringify({ cases })) > MAX_CASES_BYTES) throw new UsageError(`The cases in --file ${path} are more than 1 MiB, the most one run takes`, usage);
+  return cases;
 }
 
 const fmt = (v: number | null) => (v === null ? '-' : String(v));
@@ -144,14 +163,19 @@ async function run(args: string[]): Promise<number> {
   const limits = Object.fromEntries(THRESHOLDS.map(([flag, , kind]) => [flag, limitOption(cmd, flag, kind)]));
   const cases = file === undefined ? null : parseInput(runEvalBody, { cases: readCases(file) }, usage, `cases in ${file}`).cases;
   // Answers log their failures (a model that is down) on standard error, never between the table lines.
-  const log = pino({ level: 'warn' }, pino.destination(2));
-  const { result, comparison } = await withDeps(async (deps) => {
+  // As the server logs them: by what went wrong, never the prompt or the request body they were about.
+  const log = pino({ level: 'warn', serializers: { err: serializeError } }, pino.destination(2));
+  const { result, comparison, api } = await withDeps(async (deps) => {
     const project = await getProject(deps.store.db, projectId);
-    if (cases) return { result: await runCases(deps, project, cases, log), comparison: undefined };
+    if (cases) {
+      const ran = await runCases(deps, project, cases, log);
+      return { result: ran, comparison: undefined, api: ran };
+    }
     const stored = await runStoredEval(deps, project, evalId!, log);
-    return { result: { model: stored.run.model, metrics: stored.run.metrics, results: stored.run.results }, comparison: stored.comparison };
+    return { result: { model: stored.run.model, metrics: stored.run.metrics, results: stored.run.results }, comparison: stored.comparison, api: stored };
   });
-  if (cmd.values.json) printJson(comparison === undefined ? result : { ...result, comparison });
+  // --json prints what the matching admin API route answers: POST …/evals/run, or …/evals/{evalId}/run.
+  if (cmd.values.json) printJson(api);
   else printRun(result, comparison);
   const failed = breaches(result.metrics, limits);
   for (const f of failed) process.stderr.write(`Threshold not met: ${f}\n`);
