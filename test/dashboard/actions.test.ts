@@ -131,6 +131,12 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Actions page ($na
     // Disable from the list
     await page.getByRole('checkbox', { name: 'Enable track_order' }).uncheck();
     await expect.poll(async () => (await actions(project.id))[0].enabled).toBe(false);
+    // The editor still open: its box follows the switch, and a save there keeps the action off.
+    await expect.poll(() => edit.getByLabel('Enabled (offered to the agent)').isChecked()).toBe(false);
+    await edit.getByLabel('Description', { exact: true }).fill('Find an order.');
+    await edit.getByRole('button', { name: 'Save action' }).click();
+    await expect.poll(async () => (await actions(project.id))[0].description).toBe('Find an order.');
+    expect((await actions(project.id))[0].enabled).toBe(false);
     await context.close();
   }, 120_000);
 

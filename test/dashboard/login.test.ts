@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects } from '../helper.js';
 import { browserAvailable, expectAccessible, launchBrowser, newContext, screenshot, startDashboard, type DashboardStack } from './browser.js';
+import { seedUser } from './project-pages.js';
 
 /** The way in: without a session every dashboard page leads to the login form. */
 describe.skipIf(!browserAvailable())('dashboard login page in chromium', () => {
@@ -37,6 +38,25 @@ describe.skipIf(!browserAvailable())('dashboard login page in chromium', () => {
       await expectAccessible(page, `login at ${width}px`);
       await screenshot(page, `login-${width}`);
       expect(errors).toEqual([]);
+      await context.close();
+    }
+  });
+
+  it('signs in to a page of this site only: a next that names another site leads home', async () => {
+    const owner = await seedUser(stack.t, 'owner');
+    for (const next of ['/\\evil.example', '//evil.example', '/\\/evil.example']) {
+      const context = await newContext(browser);
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(`${stack.origin}/dashboard/login?next=${encodeURIComponent(next)}`);
+      await page.getByLabel('Email').fill(owner.email);
+      await page.getByLabel('Password').fill(owner.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor({ timeout: 10_000 });
+      expect(new URL(page.url()).origin, next).toBe(stack.origin);
+      expect(new URL(page.url()).pathname, next).not.toBe('/dashboard/login');
+      expect(errors, next).toEqual([]);
       await context.close();
     }
   });

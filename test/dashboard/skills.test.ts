@@ -81,6 +81,18 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Skills page ($nam
     await expect.poll(() => offered(publicKey)).toEqual(['Return an item']);
     expect((await skills(project.id)).find((s) => s.name === 'Track an order')?.enabled).toBe(false);
 
+    // The editor open while the list's switch turns the skill off: its box follows, and a save of
+    // the description leaves the skill off (it used to send the box's old value and turn it back on).
+    await page.getByRole('button', { name: 'Edit Return an item' }).click();
+    await page.getByRole('checkbox', { name: 'Enable Return an item' }).uncheck();
+    await expect.poll(() => offered(publicKey)).toEqual([]);
+    await expect.poll(() => page.getByLabel('Enabled', { exact: true }).isChecked()).toBe(false);
+    await page.getByLabel('Description').fill('Send something back.');
+    await page.getByRole('button', { name: 'Save skill' }).click();
+    await page.getByText('Saved “Return an item”').waitFor();
+    expect((await skills(project.id)).find((s) => s.name === 'Return an item')).toMatchObject({ description: 'Send something back.', enabled: false });
+    expect(await offered(publicKey)).toEqual([]);
+
     await expectAccessible(page, 'Skills');
     await screenshot(page, `skills-${dialect.name}`);
 

@@ -7,7 +7,9 @@ import { useSignedIn } from '../lib/auth';
 
 /** A same-app path to go back to after signing in (never another site). */
 export function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+  // A path of this site only: browsers read "//host" and "/\host" (a backslash counts as a slash)
+  // as another site, which the router refuses to go to, leaving a signed-in user on this form.
+  return next && next.startsWith('/') && !/^\/[/\\]/.test(next) ? next : '/';
 }
 
 export function Login() {

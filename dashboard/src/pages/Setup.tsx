@@ -42,7 +42,7 @@ export function Setup() {
             <Field label="Name" error={err?.fieldError('name')}>
               {(p) => <input {...p} type="text" autoComplete="name" required value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />}
             </Field>
-            <Field label="Password" hint="At least 8 characters." error={err?.fieldError('password')}>
+            <Field label="Password" hint="At least 10 characters." error={err?.fieldError('password')}>
               {(p) => <input {...p} type="password" autoComplete="new-password" required value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />}
             </Field>
             <FormError error={setup.error} />

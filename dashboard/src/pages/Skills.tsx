@@ -140,12 +140,21 @@ function SkillEditor({
   onSaved: (s: Skill) => void;
 }) {
   const [draft, setDraft] = useState<Draft>(skill ? { name: skill.name, description: skill.description, instructions: skill.instructions, enabled: skill.enabled } : EMPTY);
+  // The switch in the list may turn the skill on or off while this form is open: until the form's
+  // own box is ticked, the box shows the stored value and a save leaves it alone.
+  const [enabledTouched, setEnabledTouched] = useState(!skill);
+  const enabled = enabledTouched || !skill ? draft.enabled : skill.enabled;
   const headingRef = useRef<HTMLHeadingElement>(null);
   useEffect(() => headingRef.current?.focus(), []);
   const save = useMutation({
     mutationFn: async () =>
       skill
-        ? unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}/skills/{skillId}', { params: { path: { projectId, skillId: skill.id } }, body: draft })).skill
+        ? unwrap(
+            await api.PATCH('/api/v1/admin/projects/{projectId}/skills/{skillId}', {
+              params: { path: { projectId, skillId: skill.id } },
+              body: enabledTouched ? draft : { name: draft.name, description: draft.description, instructions: draft.instructions },
+            }),
+          ).skill
         : unwrap(await api.POST('/api/v1/admin/projects/{projectId}/skills', { params: { path: { projectId } }, body: draft })).skill,
     onSuccess: (s) => onSaved(s),
   });
@@ -175,7 +184,15 @@ function SkillEditor({
           {(p) => <textarea {...p} rows={8} value={draft.instructions} onChange={(e) => set({ instructions: e.target.value })} disabled={!canConfigure} />}
         </Field>
         <label className="checkbox">
-          <input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.target.checked })} disabled={!canConfigure} />
+          <input
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => {
+              setEnabledTouched(true);
+              set({ enabled: e.target.checked });
+            }}
+            disabled={!canConfigure}
+          />
           Enabled
         </label>
         <FormError error={err ? formLevelError(err, ['name', 'description', 'instructions', 'enabled']) : null} />

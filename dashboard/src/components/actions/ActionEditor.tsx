@@ -106,6 +106,9 @@ export function ActionEditor({
   onSaved: (action: Action, created: boolean) => void;
 }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(action));
+  // The switch in the list may turn the action on or off while this form is open: until the form's
+  // own box is ticked, the box shows the stored value and a save leaves it alone.
+  const [enabledTouched, setEnabledTouched] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const paramsHint = useId();
   useEffect(() => headingRef.current?.focus(), []);
@@ -137,15 +140,15 @@ export function ActionEditor({
           .map((s) => s.trim())
           .filter(Boolean),
         timeoutMs: Number(draft.timeoutMs),
-        enabled: draft.enabled,
       };
       const query = list(draft.query);
       const bodyArgs = list(draft.body);
       if (action) {
-        const patch = { ...body, query: query.length ? query : null, body: bodyArgs.length ? bodyArgs : null };
+        // `enabled` is left alone unless this form's box was ticked: the list's switch may have changed it meanwhile.
+        const patch = { ...body, ...(enabledTouched ? { enabled: draft.enabled } : {}), query: query.length ? query : null, body: bodyArgs.length ? bodyArgs : null };
         return { action: unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}/actions/{actionId}', { params: { path: { projectId, actionId: action.id } }, body: patch })).action, created: false };
       }
-      const create: CreateBody = { ...body, ...(query.length ? { query } : {}), ...(bodyArgs.length ? { body: bodyArgs } : {}) };
+      const create: CreateBody = { ...body, enabled: draft.enabled, ...(query.length ? { query } : {}), ...(bodyArgs.length ? { body: bodyArgs } : {}) };
       return { action: unwrap(await api.POST('/api/v1/admin/projects/{projectId}/actions', { params: { path: { projectId } }, body: create })).action, created: true };
     },
     onSuccess: ({ action: saved, created }) => onSaved(saved, created),
@@ -269,7 +272,15 @@ export function ActionEditor({
           {(p) => <textarea {...p} rows={3} value={draft.examples} onChange={(e) => set({ examples: e.target.value })} disabled={ro} />}
         </Field>
         <label className="checkbox">
-          <input type="checkbox" checked={draft.enabled} onChange={(e) => set({ enabled: e.target.checked })} disabled={ro} />
+          <input
+            type="checkbox"
+            checked={enabledTouched || !action ? draft.enabled : action.enabled}
+            onChange={(e) => {
+              setEnabledTouched(true);
+              set({ enabled: e.target.checked });
+            }}
+            disabled={ro}
+          />
           Enabled (offered to the agent)
         </label>
         <FormError error={err ? formLevelError(err, ['name', 'description', 'method', 'url', 'parameters', 'query', 'body', 'headers', 'examples', 'timeoutMs']) : null} />
