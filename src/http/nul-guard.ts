@@ -1,12 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { unstorablePaths } from '../lib/nul.js';
+import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE, unstorablePaths } from '../lib/nul.js';
 
-/** The validation message for a field holding U+0000. */
-export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
-
-/** The validation message for a field holding half of a surrogate pair (`"\ud800"` in JSON). */
-export const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an unpaired surrogate (such as \\ud800)';
+export { LONE_SURROGATE_MESSAGE, NUL_MESSAGE };
 
 /** Validation details for every string or key holding U+0000 or an unpaired surrogate in these request parts. */
 export function nulDetails(...parts: unknown[]): ErrorDetail[] {

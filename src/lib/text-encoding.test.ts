@@ -19,6 +19,9 @@ describe('decodeDocument', () => {
     // A page that claims UTF-16 without a byte order mark is read as UTF-8, as browsers read it.
     expect(decodeDocument(Buffer.from('<meta charset="utf-16">ü'), 'text/html', true)).toBe('<meta charset="utf-16">ü');
     expect(decodeDocument(Buffer.from('naïve'), null)).toBe('naïve');
+    // UTF-16 without its byte order mark, either way round.
+    expect(decodeDocument(Buffer.from('Gift cards never expire.', 'utf16le'), null)).toBe('Gift cards never expire.');
+    expect(decodeDocument(Buffer.from('Größe', 'utf16le').swap16(), null)).toBe('Größe');
     expect(decodeDocument(bytes('na\xefve \x81'), null)).toBe('naïve \u0081');
   });
 
@@ -33,7 +36,8 @@ describe('looksBinary', () => {
   it('tells data from text in any encoding, a stray control character allowed', () => {
     expect(looksBinary('Line one\r\n\tLine two\f\u001b[31mred\u001b[0m')).toBe(false);
     expect(looksBinary(`${'word '.repeat(100)}\u0000`)).toBe(false);
-    expect(looksBinary('PNG\u0000\u0000\u0000\rIHDR\u0000\u0000\u0001')).toBe(true);
+    expect(looksBinary('PNG\u0000\u0000\u0000\rIHDR\u0000\u0000\u0001'.repeat(3))).toBe(true);
+    expect(looksBinary('Spare\u0000 parts ship within a week.')).toBe(false);
     expect(looksBinary('')).toBe(false);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Reading a document's bytes as text the way a browser does (the WHATWG Encoding Standard's
  * sniffing, in the parts documents use): a byte order mark first, then the charset the response
- * names, then, for HTML, the `<meta charset>` in its first 1,024 bytes, then UTF-8 when the bytes are
- * valid UTF-8, and windows-1252 otherwise (the web's fallback for unlabelled Western text; it also
+ * names, then, for HTML, the `<meta charset>` in its first 1,024 bytes, then UTF-16 by its zero
+ * bytes when it has no mark, then UTF-8 when the bytes are valid UTF-8, and windows-1252 otherwise (the web's fallback for unlabelled Western text; it also
  * reads ISO-8859-1). Node's TextDecoder does the decoding and knows the standard's labels.
  */
 
@@ -43,6 +43,25 @@ function metaCharset(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
+/**
+ * UTF-16 saved without a byte order mark (some Windows tools write it so): Latin text in it has a zero
+ * byte beside every letter, on the same side each time, which neither UTF-8 text nor binary data
+ * has. Read from the first 4 KiB.
+ */
+function utf16WithoutMark(bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined {
+  const pairs = Math.min(bytes.length, 4096) >> 1;
+  if (pairs < 2) return undefined;
+  let evenZeros = 0;
+  let oddZeros = 0;
+  for (let i = 0; i < pairs; i++) {
+    if (bytes[2 * i] === 0) evenZeros++;
+    if (bytes[2 * i + 1] === 0) oddZeros++;
+  }
+  if (oddZeros >= pairs * 0.3 && evenZeros <= pairs * 0.02) return 'utf-16le';
+  if (evenZeros >= pairs * 0.3 && oddZeros <= pairs * 0.02) return 'utf-16be';
+  return undefined;
+}
+
 /** Whether the bytes are valid UTF-8. */
 function isUtf8(bytes: Uint8Array): boolean {
   try {
@@ -64,7 +83,7 @@ export function decodeDocument(bytes: Uint8Array, contentType: string | null, ht
   }
   const declared = encodingOf(charsetOf(contentType)) ?? (html ? metaCharset(bytes) : undefined);
   // A label of UTF-8 on bytes that are not is believed, as browsers do: the invalid bytes read as U+FFFD.
-  const encoding = declared ?? (isUtf8(bytes) ? 'utf-8' : 'windows-1252');
+  const encoding = declared ?? utf16WithoutMark(bytes) ?? (isUtf8(bytes) ? 'utf-8' : 'windows-1252');
   const text = new TextDecoder(encoding).decode(bytes);
   return encoding === 'windows-1252' ? windows1252(text) : text;
 }
@@ -79,12 +98,13 @@ const windows1252 = (text: string) => text.replace(/[\u0080-\u009f]/g, (c) => CP
 
 /**
  * Whether decoded text is binary data rather than a document: more than one character in a hundred
- * is a control character that text does not use (U+0000 and the like; tab, line feeds, form feed,
+ * (and more than a few) is a control character that text does not use (U+0000 and the like; tab, line feeds, form feed,
  * carriage return and escape are text's). An image, an archive or an executable read as text is full
  * of them (about one byte in ten of random data); a document in any encoding has none, or a stray one.
  */
 export function looksBinary(text: string): boolean {
-  const limit = text.length / 100;
+  // A few stray ones (a short note with a U+0000 in it) are text's too: they are dropped when stored.
+  const limit = Math.max(text.length / 100, STRAY_CONTROLS);
   let controls = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -94,6 +114,9 @@ export function looksBinary(text: string): boolean {
   }
   return false;
 }
+
+/** Control characters a text may hold, however short, and still be read as text. */
+const STRAY_CONTROLS = 8;
 
 /** Tab, line feed, vertical tab, form feed, carriage return and escape (terminal colours in a log). */
 const TEXT_CONTROLS = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b]);
