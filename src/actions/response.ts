@@ -1,4 +1,5 @@
 import { storable, storableDeep } from '../lib/nul.js';
+import { charsetOf, encodingOf } from '../lib/text-encoding.js';
 import type { SecretMasker } from './masking.js';
 
 /** Bytes read from an action endpoint at most; the rest of a larger response is dropped. */
@@ -9,14 +10,9 @@ export const MAX_MODEL_CHARS = 8000;
 /** Ends a text that was cut to fit. */
 export const TRUNCATION_NOTE = '\n…[truncated]';
 
-/** Decodes the body with the charset the response names, UTF-8 otherwise. */
+/** Decodes the body with the charset the response names (one TextDecoder knows), UTF-8 otherwise. */
 export function decodeBody(body: Buffer, contentType: string | null): string {
-  const charset = /charset=["']?([\w-]+)/i.exec(contentType ?? '')?.[1];
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(body);
-  } catch {
-    return new TextDecoder('utf-8').decode(body);
-  }
+  return new TextDecoder(encodingOf(charsetOf(contentType)) ?? 'utf-8').decode(body);
 }
 
 function isJsonType(contentType: string | null): boolean {

@@ -409,9 +409,10 @@ function reportedOutcome(metadata: Record<string, Record<string, unknown>> | und
 /**
  * What an answer did, from what it stored: `error` when it failed; the outcome the model reported,
  * when it did; `action` when an action it called answered (whatever the status: the answer comes
- * from it; handing over to a person is no action); `declined` when it searched the knowledge and cites nothing (the sources of an answer
- * are only those it used, so an answer that used none did not answer from the help content);
- * `answered` otherwise (small talk, a follow-up from the conversation).
+ * from it; handing over to a person is no action); `declined` when it searched the knowledge and
+ * cites nothing (the sources of an answer are only those it used, so an answer that used none did
+ * not answer from the help content); `answered` otherwise (small talk, a follow-up from the
+ * conversation, the reply that a person will take over).
  */
 export function answerOutcome(parts: UIMessage['parts'], failed: boolean, reported: MessageOutcome | null): MessageOutcome {
   if (failed) return 'error';

@@ -27,7 +27,6 @@ interface SourceRef {
   url: string | null;
 }
 
-/** A URL without its fragment and trailing slash, for comparison; null when `text` is not a URL. */
 /**
  * An http(s) URL as compared (no fragment, no trailing slash), or null for anything else: a title
  * such as "FAQ: Shipping" parses as a URL of scheme `faq:` and must still be compared as a title.

@@ -1,17 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { HttpError, type ErrorDetail } from '../lib/errors.js';
-import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE, unstorablePaths } from '../lib/nul.js';
-
-export { LONE_SURROGATE_MESSAGE, NUL_MESSAGE };
-
-/** Validation details for every string or key holding U+0000 or an unpaired surrogate in these request parts. */
-export function nulDetails(...parts: unknown[]): ErrorDetail[] {
-  const found = parts.map((part) => unstorablePaths(part));
-  return [
-    ...found.flatMap((f) => f.nul).map((path) => ({ path, message: NUL_MESSAGE })),
-    ...found.flatMap((f) => f.loneSurrogate).map((path) => ({ path, message: LONE_SURROGATE_MESSAGE })),
-  ];
-}
+import { HttpError } from '../lib/errors.js';
+import { nulDetails } from '../lib/nul.js';
 
 /**
  * Refuses U+0000 anywhere in a request's path parameters, query string or JSON body, before any

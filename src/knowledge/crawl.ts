@@ -79,7 +79,7 @@ export async function fetchPage(url: string, ctx: CrawlContext, withLinks = fals
   const response = await get(url, ctx);
   if (response.status < 200 || response.status > 299) throw new Error(`${url} answered HTTP ${response.status}`);
   const contentType = response.headers.get('content-type') ?? '';
-  const document = await ctx.parse({ kind: 'fetched', body: response.body, contentType, url: response.url, withLinks: withLinks && contentType.includes('html') });
+  const document = await ctx.parse({ kind: 'fetched', body: response.body, contentType, url: response.url, withLinks });
   return { document, response };
 }
 

@@ -191,17 +191,17 @@ const GENERIC_TYPES = new Set(['', 'application/octet-stream', 'binary/octet-str
 /**
  * Picks the extractor from a content type (or, when the type says nothing, the URL's or title's
  * extension) and returns the page: PDF, HTML, Markdown or plain text, the text decoded as a browser
- * would (see decodeDocument). Anything else (an image, an archive, a font, JSON) is not a document
- * and is refused with a reason, as is binary data served as text.
+ * would (see decodeDocument), with an HTML page's links when `withLinks`. Anything else (an image,
+ * an archive, a font, JSON) is not a document and is refused with a reason, as is binary data
+ * served as text.
  */
-export async function bodyToPage(body: Buffer, contentType: string, url: string | null, title: string): Promise<Page> {
+export async function bodyToPage(body: Buffer, contentType: string, url: string | null, title: string, withLinks = false): Promise<{ page: Page; links: string[] }> {
   const kind = documentKind(contentType, url ?? title);
-  if (kind === 'pdf') return pdfToPage(new Uint8Array(body), title, url);
+  if (kind === 'pdf') return { page: await pdfToPage(new Uint8Array(body), title, url), links: [] };
   const text = decodeDocument(body, contentType, kind === 'html');
   if (looksBinary(text)) throw new Error(`Not a text document: the response holds binary data${mediaType(contentType) ? ` (${mediaType(contentType)})` : ''}`);
-  if (kind === 'html') return htmlToPage(text, url, title);
-  if (kind === 'markdown') return markdownToPage(text, title, url);
-  return textToPage(text, title, url);
+  if (kind === 'html') return { page: htmlToPage(text, url, title), links: withLinks && url ? htmlLinks(text, url) : [] };
+  return { page: kind === 'markdown' ? markdownToPage(text, title, url) : textToPage(text, title, url), links: [] };
 }
 
 const mediaType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();

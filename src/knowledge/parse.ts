@@ -1,7 +1,6 @@
 import { storable, storableDeep } from '../lib/nul.js';
-import { decodeDocument } from '../lib/text-encoding.js';
 import { chunkPage } from './chunk.js';
-import { bodyToPage, faqToPage, htmlLinks, htmlToPage, pdfToPage } from './extract.js';
+import { bodyToPage, faqToPage, htmlToPage, pdfToPage } from './extract.js';
 import { markdownToPage } from './markdown.js';
 import { textToPage } from './plain-text.js';
 import type { ChunkDraft, Page } from './types.js';
@@ -38,8 +37,7 @@ export function documentSize(input: DocumentInput): number {
   return input.kind === 'stored' ? input.payload.length : input.body.byteLength;
 }
 
-async function toPage(input: DocumentInput): Promise<Page> {
-  if (input.kind === 'fetched') return bodyToPage(Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength), input.contentType, input.url, '');
+async function storedPage(input: Extract<DocumentInput, { kind: 'stored' }>): Promise<Page> {
   const { payload, title } = input;
   switch (input.type) {
     case 'text':
@@ -62,10 +60,9 @@ async function toPage(input: DocumentInput): Promise<Page> {
  * parser's worker thread, or on the main thread for small plain text and FAQs (see parser.ts).
  */
 export async function parseDocument(input: DocumentInput): Promise<ParsedDocument> {
-  const page = await toPage(input);
-  const links =
-    input.kind === 'fetched' && input.withLinks
-      ? htmlLinks(decodeDocument(input.body, input.contentType, true), input.url)
-      : [];
+  const { page, links } =
+    input.kind === 'fetched'
+      ? await bodyToPage(Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength), input.contentType, input.url, '', input.withLinks)
+      : { page: await storedPage(input), links: [] };
   return { title: storable(page.title), chunks: storableDeep(chunkPage(page)), links };
 }

@@ -1,3 +1,5 @@
+import type { ErrorDetail } from './errors.js';
+
 /**
  * Text the store can keep the same on both databases. U+0000: PostgreSQL's text type cannot hold it
  * (SQLite can). Half of a UTF-16 surrogate pair, which JSON can write (`"\ud800"`) though it is no
@@ -14,10 +16,10 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 const hasLoneSurrogate = (text: string) => !(text as string & { isWellFormed(): boolean }).isWellFormed();
 
 /** The validation message for a field holding U+0000. */
-export const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
 /** The validation message for a field holding half of a surrogate pair (`"\ud800"` in JSON). */
-export const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an unpaired surrogate (such as \\ud800)';
+const LONE_SURROGATE_MESSAGE = 'must be valid Unicode text: it holds an unpaired surrogate (such as \\ud800)';
 
 /**
  * `text` without U+0000, and nothing else changed: for a piece of a text (a streamed delta), where
@@ -105,4 +107,13 @@ export function unstorablePaths(value: unknown): { nul: string[]; loneSurrogate:
     }
   }
   return found;
+}
+
+/** Validation details for every string or key holding U+0000 or an unpaired surrogate in these parts. */
+export function nulDetails(...parts: unknown[]): ErrorDetail[] {
+  const found = parts.map((part) => unstorablePaths(part));
+  return [
+    ...found.flatMap((f) => f.nul).map((path) => ({ path, message: NUL_MESSAGE })),
+    ...found.flatMap((f) => f.loneSurrogate).map((path) => ({ path, message: LONE_SURROGATE_MESSAGE })),
+  ];
 }

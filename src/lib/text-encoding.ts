@@ -2,8 +2,9 @@
  * Reading a document's bytes as text the way a browser does (the WHATWG Encoding Standard's
  * sniffing, in the parts documents use): a byte order mark first, then the charset the response
  * names, then, for HTML, the `<meta charset>` in its first 1,024 bytes, then UTF-16 by its zero
- * bytes when it has no mark, then UTF-8 when the bytes are valid UTF-8, and windows-1252 otherwise (the web's fallback for unlabelled Western text; it also
- * reads ISO-8859-1). Node's TextDecoder does the decoding and knows the standard's labels.
+ * bytes when it has no mark, then UTF-8 when the bytes are valid UTF-8, and windows-1252 otherwise
+ * (the web's fallback for unlabelled Western text; it also reads ISO-8859-1). Node's TextDecoder
+ * does the decoding and knows the standard's labels.
  */
 
 const BOMS: Array<[number[], string]> = [
@@ -13,7 +14,7 @@ const BOMS: Array<[number[], string]> = [
 ];
 
 /** The encoding a label names, as TextDecoder canonicalises it, or undefined for a label it does not know. */
-function encodingOf(label: string | undefined): string | undefined {
+export function encodingOf(label: string | undefined): string | undefined {
   if (!label) return undefined;
   try {
     return new TextDecoder(label.trim()).encoding;
@@ -74,8 +75,8 @@ function isUtf8(bytes: Uint8Array): boolean {
 
 /**
  * The text of a document's bytes: by its byte order mark, the charset `contentType` names, an HTML
- * document's own declaration (`html`), or else UTF-8 when the bytes are valid UTF-8 and windows-1252
- * when they are not. A byte order mark is not part of the text.
+ * document's own declaration (`html`), UTF-16 by its zero bytes, or else UTF-8 when the bytes are
+ * valid UTF-8 and windows-1252 when they are not. A byte order mark is not part of the text.
  */
 export function decodeDocument(bytes: Uint8Array, contentType: string | null, html = false): string {
   for (const [mark, encoding] of BOMS) {
@@ -96,14 +97,20 @@ export function decodeDocument(bytes: Uint8Array, contentType: string | null, ht
 const CP1252 = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
 const windows1252 = (text: string) => text.replace(/[\u0080-\u009f]/g, (c) => CP1252[c.charCodeAt(0) - 0x80]!);
 
+/** Control characters a text may hold, however short, and still be read as text. */
+const STRAY_CONTROLS = 8;
+
+/** Tab, line feed, vertical tab, form feed, carriage return and escape (terminal colours in a log). */
+const TEXT_CONTROLS = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b]);
+
 /**
  * Whether decoded text is binary data rather than a document: more than one character in a hundred
- * (and more than a few) is a control character that text does not use (U+0000 and the like; tab, line feeds, form feed,
- * carriage return and escape are text's). An image, an archive or an executable read as text is full
- * of them (about one byte in ten of random data); a document in any encoding has none, or a stray one.
+ * (and more than STRAY_CONTROLS) is a control character that text does not use (U+0000 and the
+ * like; TEXT_CONTROLS are text's). An image, an archive or an executable read as text is full of
+ * them (about one byte in ten of random data); a document in any encoding has none, or a stray one
+ * (a short note with a U+0000 in it, dropped when it is stored).
  */
 export function looksBinary(text: string): boolean {
-  // A few stray ones (a short note with a U+0000 in it) are text's too: they are dropped when stored.
   const limit = Math.max(text.length / 100, STRAY_CONTROLS);
   let controls = 0;
   for (let i = 0; i < text.length; i++) {
@@ -114,9 +121,3 @@ export function looksBinary(text: string): boolean {
   }
   return false;
 }
-
-/** Control characters a text may hold, however short, and still be read as text. */
-const STRAY_CONTROLS = 8;
-
-/** Tab, line feed, vertical tab, form feed, carriage return and escape (terminal colours in a log). */
-const TEXT_CONTROLS = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1b]);

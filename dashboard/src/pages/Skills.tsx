@@ -142,7 +142,7 @@ function SkillEditor({
   const [draft, setDraft] = useState<Draft>(skill ? { name: skill.name, description: skill.description, instructions: skill.instructions, enabled: skill.enabled } : EMPTY);
   // The switch in the list may turn the skill on or off while this form is open: until the form's
   // own box is ticked, the box shows the stored value and a save leaves it alone.
-  const [enabledTouched, setEnabledTouched] = useState(!skill);
+  const [enabledTouched, setEnabledTouched] = useState(false);
   const enabled = enabledTouched || !skill ? draft.enabled : skill.enabled;
   const headingRef = useRef<HTMLHeadingElement>(null);
   useEffect(() => headingRef.current?.focus(), []);

@@ -3,11 +3,10 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX } from '../../http/auth.js';
 import { validationErrorSchema } from '../../http/error-schemas.js';
-import { nulDetails } from '../../http/nul-guard.js';
 import { deleteSource, searchWithSources } from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
-import { clipText } from '../../lib/nul.js';
+import { clipText, nulDetails } from '../../lib/nul.js';
 import { adminProject } from '../projects/access.js';
 import {
   adminError,

@@ -5,7 +5,7 @@ import { runCases, runStoredEval } from '../../api/evals/service.js';
 import type { EvalComparison } from '../../evals/compare.js';
 import type { EvalMetrics } from '../../evals/metrics.js';
 import { serializeError } from '../../lib/log-error.js';
-import { LONE_SURROGATE_MESSAGE, NUL_MESSAGE, unstorablePaths } from '../../lib/nul.js';
+import { nulDetails } from '../../lib/nul.js';
 import { getProject } from '../../projects/projects.js';
 import { flatText, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
@@ -88,8 +88,7 @@ function readCases(path: string): unknown {
     return Object.fromEntries(Object.entries({ question, answerable, expectedSources, mustContain }).filter(([, v]) => v !== undefined));
   });
   // What the API refuses, the CLI refuses: text it cannot store, and more than its body limit.
-  const { nul, loneSurrogate } = unstorablePaths(cases);
-  const bad = [...nul.map((p) => `cases.${p} ${NUL_MESSAGE}`), ...loneSurrogate.map((p) => `cases.${p} ${LONE_SURROGATE_MESSAGE}`)];
+  const bad = nulDetails(cases).map((d) => `cases.${d.path} ${d.message}`);
   if (bad.length > 0) throw new UsageError(`Invalid cases in ${path}: ${bad.join('; ')}`, usage);
   if (Buffer.byteLength(JSON.stringify({ cases })) > MAX_CASES_BYTES) throw new UsageError(`The cases in --file ${path} are more than 1 MiB, the most one run takes`, usage);
   return cases;
