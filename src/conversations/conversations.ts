@@ -6,6 +6,7 @@ import type { Database } from '../store/index.js';
 import { keysetPage, readCursor } from '../store/keyset.js';
 import type { ConversationsTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
+import { handoffState, NO_HANDOFF } from './handoff.js';
 import { findEndUser, upsertEndUser } from './end-users.js';
 import { idleCutoff, statusCondition, type ConversationStatus } from './status.js';
 
@@ -38,13 +39,7 @@ export async function createConversation(db: Db, projectId: string, endUserExter
     closed_at: null,
     created_at: at,
     updated_at: at,
-    handoff_status: null,
-    handoff_reason: null,
-    handoff_via: null,
-    handoff_requested_at: null,
-    handoff_assignee_id: null,
-    handoff_assignee_name: null,
-    handoff_accepted_at: null,
+    ...NO_HANDOFF,
     declined_streak: 0,
   };
   await db.transaction().execute(async (trx) => {
@@ -101,7 +96,7 @@ export interface ConversationFilter {
   /** Created at or after / before this instant. */
   createdFrom?: string;
   createdBefore?: string;
-  /** Conversations without a message too (otherwise only those with at least one). */
+  /** Conversations without a message too (otherwise only those with at least one, unless `handoff` is asked for). */
   includeEmpty?: boolean;
   /**
    * By the ratings given in them: `positive` / `negative` have at least one rating of that kind,
@@ -135,11 +130,15 @@ export async function listConversations(
     q = q.where('c.end_user_id', '=', user.id);
   }
   if (filter.endUserId) q = q.where('c.end_user_id', '=', filter.endUserId);
-  if (!filter.includeEmpty) q = q.where('c.message_count', '>', 0);
+  // A handoff needs a person even before anything is written (the widget's button on its home screen).
+  if (!filter.includeEmpty && !filter.handoff) q = q.where('c.message_count', '>', 0);
   if (filter.createdFrom) q = q.where('c.created_at', '>=', filter.createdFrom);
   if (filter.createdBefore) q = q.where('c.created_at', '<', filter.createdBefore);
-  if (filter.handoff === 'any') q = q.where('c.handoff_status', 'is not', null);
-  else if (filter.handoff) q = q.where('c.handoff_status', '=', filter.handoff);
+  if (filter.handoff) {
+    q = filter.handoff === 'any' ? q.where('c.handoff_status', 'is not', null) : q.where('c.handoff_status', '=', filter.handoff);
+    // A handoff ends with its conversation: one idle past the TTL is closed, whatever its row says.
+    q = q.where(statusCondition('ACTIVE', idleCutoff(project, at), 'c'));
+  }
   if (filter.status) q = q.where(statusCondition(filter.status, idleCutoff(project, at), 'c'));
   if (filter.feedback) {
     const wanted = filter.feedback;
@@ -156,23 +155,28 @@ export async function listConversations(
 
 /**
  * Closes the conversation; an already closed one keeps its first `closed_at`. 404 when unknown.
- * `conversation.closed` goes out when this call closed it (not for a repeat).
+ * Closing ends its handoff too: a closed conversation can no longer be answered by anyone, so it
+ * leaves the people's inbox. `conversation.closed` goes out when this call closed it (not for a
+ * repeat), with the handoff it ended (`previousHandoff`, null when there was none).
  */
 export async function closeConversation(db: Db, projectId: string, id: string): Promise<ConversationRow> {
   return db.transaction().execute(async (trx) => {
     const at = now();
+    const before = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+    if (!before) throw NotFound('Conversation not found');
     const closed = await trx
       .updateTable('conversations')
-      .set({ status: 'CLOSED', closed_at: at })
+      .set({ status: 'CLOSED', closed_at: at, ...NO_HANDOFF, declined_streak: 0 })
       .where('id', '=', id)
       .where('project_id', '=', projectId)
       .where('status', '=', 'ACTIVE')
       .executeTakeFirst();
-    const row = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
-    if (!row) throw NotFound('Conversation not found');
     if (Number(closed.numUpdatedRows) > 0) {
-      await enqueueEvent(trx, projectId, 'conversation.closed', { conversation: { id, projectId, status: 'CLOSED', closedAt: at } });
+      await enqueueEvent(trx, projectId, 'conversation.closed', {
+        conversation: { id, projectId, status: 'CLOSED', closedAt: at },
+        previousHandoff: handoffState(before),
+      });
     }
-    return row;
+    return trx.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   });
 }

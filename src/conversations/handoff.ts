@@ -4,7 +4,8 @@ import { clipText, storable } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
 import { enqueueEvent } from '../webhooks/events.js';
-import type { ConversationRow } from './conversations.js';
+import type { ConversationsTable } from '../store/schema.js';
+import { effectiveStatus, type ConversationStatus } from './status.js';
 
 type Db = Kysely<Database>;
 type Tx = Kysely<Database> | Transaction<Database>;
@@ -30,7 +31,7 @@ export type HandoffState =
   | { status: 'active'; assignee: Assignee; acceptedAt: string; requestedAt: string | null; reason: string | null; via: HandoffVia | null };
 
 type HandoffColumns = Pick<
-  ConversationRow,
+  ConversationsTable,
   | 'handoff_status'
   | 'handoff_reason'
   | 'handoff_via'
@@ -57,6 +58,29 @@ export function handoffState(row: HandoffColumns): HandoffState {
     };
   }
   return null;
+}
+
+/** The handoff columns of a conversation without a handoff. */
+export const NO_HANDOFF = {
+  handoff_status: null,
+  handoff_reason: null,
+  handoff_via: null,
+  handoff_requested_at: null,
+  handoff_assignee_id: null,
+  handoff_assignee_name: null,
+  handoff_accepted_at: null,
+} as const;
+
+/**
+ * The handoff of a conversation as it stands now: none once the conversation is closed, explicitly
+ * (which clears it) or by idling past the project's TTL (computed on read, as the status is).
+ */
+export function currentHandoff(
+  row: HandoffColumns & { status: ConversationStatus; updated_at: string },
+  project: Project,
+  at = Date.now(),
+): HandoffState {
+  return effectiveStatus(row, project, at) === 'CLOSED' ? null : handoffState(row);
 }
 
 /** Project defaults for handoff when `settings.handoff` says nothing. */
@@ -221,16 +245,7 @@ export async function handBack(db: Db, conversation: { id: string }): Promise<Ha
     const before = await readState(trx, conversation.id);
     const res = await trx
       .updateTable('conversations')
-      .set({
-        handoff_status: null,
-        handoff_reason: null,
-        handoff_via: null,
-        handoff_requested_at: null,
-        handoff_assignee_id: null,
-        handoff_assignee_name: null,
-        handoff_accepted_at: null,
-        declined_streak: 0,
-      })
+      .set({ ...NO_HANDOFF, declined_streak: 0 })
       .where('id', '=', conversation.id)
       .where('handoff_status', 'is not', null)
       .executeTakeFirst();

@@ -106,7 +106,7 @@ ${options.body ?? ''}
 <script src="${options.apiOrigin}/widget.js"></script>
 <script>
   window.widgetEvents = [];
-  ['ready','open','close','conversation:start','message:sent','message:received','feedback','identify','reset','error'].forEach(function (name) {
+  ['ready','open','close','conversation:start','conversation:end','message:sent','message:received','feedback','identify','reset','error'].forEach(function (name) {
     AnswerDesk.on(name, function (payload) { window.widgetEvents.push({ name: name, payload: payload }); });
   });
   window.widgetReady = AnswerDesk.initAsync(${JSON.stringify(init).replace(/</g, '\\u003c')});

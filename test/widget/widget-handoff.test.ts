@@ -102,6 +102,34 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget handoff and citation
     expect(await page.locator('answerdesk-widget li.msg.assistant.human .name').textContent()).toBe('Dana Scully');
   });
 
+  it('a teammate closes the conversation while the visitor waits: the widget says it ended, and the next message starts a new one', async () => {
+    const p = await createProject(stack.t, { model: 'openai-compatible:fake' });
+    const page = await openHostPage(context, stack.page(`handoff-closed-${dialect.name}`, hostPage({ apiOrigin: stack.apiOrigin, apiKey: p.publicKey })));
+    fake.enqueue({ text: 'I can help with billing.' });
+    await ask(page, 'Hello, a billing question');
+    await lastAnswer(page);
+    await page.locator('answerdesk-widget button.ask-person').click();
+    const note = page.locator('answerdesk-widget .handoff .note');
+    await note.filter({ hasText: 'A person will reply here.' }).waitFor();
+    const first = await page.evaluate(() => JSON.parse(Object.entries(localStorage).find(([k]) => k.includes('answerdesk'))![1]).conversationId as string);
+
+    expect((await admin(p.project.id, first, 'close')).statusCode).toBe(200);
+    await note.filter({ hasText: 'This conversation has ended. Send a message to start a new one.' }).waitFor();
+    expect(await page.locator('answerdesk-widget button.ask-person').count()).toBe(0);
+    const events = await page.evaluate(() => (window as unknown as { widgetEvents: Array<{ name: string; payload: unknown }> }).widgetEvents);
+    expect(events.filter((e) => e.name === 'conversation:end').map((e) => e.payload)).toEqual([{ conversationId: first }]);
+    // The old messages stay on screen; the next one goes to a new conversation, answered by the agent.
+    fake.enqueue({ text: 'Welcome back.' });
+    await ask(page, 'One more question');
+    expect(await lastAnswer(page)).toMatchObject({ status: 'complete', text: 'Welcome back.' });
+    const second = await page.evaluate(() => JSON.parse(Object.entries(localStorage).find(([k]) => k.includes('answerdesk'))![1]).conversationId as string);
+    expect(second).not.toBe(first);
+    const stored = await stack.t.deps.store.db.selectFrom('messages').select('content').where('conversation_id', '=', second).orderBy('seq').execute();
+    expect(stored.map((m) => m.content)).toEqual(['One more question', 'Welcome back.']);
+    expect(await page.locator('answerdesk-widget li.msg.user').count()).toBe(2);
+    await page.locator('answerdesk-widget button.ask-person').waitFor();
+  });
+
   it('hides "Talk to a person" when the project turned handoff off; the builtin model hands off when asked in words', async () => {
     const off = await createProject(stack.t, { handoff: { enabled: false } });
     const page = await openHostPage(context, stack.page(`handoff-off-${dialect.name}`, hostPage({ apiOrigin: stack.apiOrigin, apiKey: off.publicKey })));

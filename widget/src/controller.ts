@@ -192,7 +192,25 @@ export class WidgetController {
       handoff: (handoff) => {
         if (epoch === this.epoch && this.conversationId === conversationId) this.setHandoff(handoff);
       },
+      closed: () => {
+        if (epoch === this.epoch && this.conversationId === conversationId) this.ended(conversationId);
+      },
     });
+  }
+
+  /**
+   * The open conversation was closed (by the team, or idle too long): its messages stay on screen,
+   * and the next message starts a new conversation instead of failing in the old one.
+   */
+  private ended(conversationId: string): void {
+    this.live = null;
+    this.conversationId = null;
+    this.recent = null;
+    clearState(this.options.apiKey, this.userId);
+    this.setHandoff(null);
+    this.view.setEnded();
+    this.view.announce('This conversation has ended. Send a message to start a new one.');
+    this.events.emit('conversation:end', { conversationId });
   }
 
   /** A message from the live stream: shown unless it is already on screen (the stream replays from the start). */
@@ -349,6 +367,8 @@ export class WidgetController {
     this.conversationId = conversationId;
     saveState(this.options.apiKey, this.userId, { conversationId });
     this.recent = null;
+    // A new conversation has no handoff, and an "ended" note from the one before goes.
+    this.setHandoff(null);
     this.follow(conversationId);
     this.events.emit('conversation:start', { conversationId });
     return conversationId;

@@ -5,6 +5,8 @@ import type { Handoff, HistoryMessage } from './types.js';
 export interface LiveHandlers {
   message(message: HistoryMessage): void;
   handoff(handoff: Handoff): void;
+  /** The conversation was closed (by the team, or by idling too long); nothing more will come. */
+  closed(): void;
 }
 
 /** Waits between reconnects, growing to this; a server restart or a network change heals by itself. */
@@ -39,6 +41,10 @@ export function followConversation(client: ApiClient, conversationId: string, ha
             backoff = 1000;
             if (event.event === 'message' && data.message) handlers.message(data.message);
             else if (event.event === 'handoff') handlers.handoff(data.handoff ?? null);
+            else if (event.event === 'closed') {
+              controller.abort();
+              handlers.closed();
+            }
           },
         });
         const reader = response.body!.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).getReader();

@@ -123,6 +123,8 @@ export interface WidgetEvents {
   open: Record<string, never>;
   close: Record<string, never>;
   'conversation:start': { conversationId: string };
+  /** The conversation was closed by the team or idled past its time; the next message starts a new one. */
+  'conversation:end': { conversationId: string };
   'message:sent': { conversationId: string; text: string };
   'message:received': { conversationId: string; messageId: string | null; text: string };
   feedback: { conversationId: string; messageId: string; rating: 'POSITIVE' | 'NEGATIVE' };

@@ -8,7 +8,7 @@ import {
 } from '../../conversations/conversations.js';
 import { listFeedback } from '../../conversations/feedback.js';
 import { listMessages } from '../../conversations/messages.js';
-import { handoffState } from '../../conversations/handoff.js';
+import { currentHandoff } from '../../conversations/handoff.js';
 import { notifyConversation, type LiveEvents } from '../../conversations/live.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
@@ -49,7 +49,7 @@ export function toAdminConversation(row: ConversationWithEndUser, project: Proje
             verified: row.end_user_verified_at !== null,
           }
         : null,
-    handoff: handoffState(row),
+    handoff: currentHandoff(row, project, at),
   };
 }
 

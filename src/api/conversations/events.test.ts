@@ -82,6 +82,30 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       expect(sse.raw()).toContain(': keep-alive');
     });
 
+    it('tells the visitor when the conversation is closed: the handoff is over, then `closed`; at once when it already was', async () => {
+      const p = await createProject(t, { conversationTtlMinutes: 5 });
+      const id = await newConversation(t, p);
+      await t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey) });
+      const sse = await connect(p, id);
+      await sse.next((e) => e.event === 'handoff' && data(e).handoff?.status === 'requested');
+      const closed = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/conversations/${id}/close`, headers: adminAuth() });
+      expect(closed.statusCode).toBe(200);
+      const event = await sse.next((e) => e.event === 'closed');
+      expect(data(event)).toEqual({ conversationId: id, status: 'CLOSED', closedAt: closed.json().conversation.closedAt });
+      expect(sse.events.filter((e) => e.event === 'handoff').map((e) => data(e).handoff?.status ?? null)).toEqual(['requested', null]);
+
+      // Opened on a closed conversation, or one idle past the TTL: told at once, once.
+      const late = await connect(p, id);
+      await late.next((e) => e.event === 'closed');
+      const idle = await newConversation(t, p);
+      await t.deps.store.db.updateTable('conversations').set({ updated_at: new Date(Date.now() - 6 * 60_000).toISOString() }).where('id', '=', idle).execute();
+      const expired = await connect(p, idle);
+      expect(data(await expired.next((e) => e.event === 'closed'))).toEqual({ conversationId: idle, status: 'CLOSED', closedAt: null });
+      await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/conversations/${idle}/close`, headers: adminAuth() });
+      await new Promise((r) => setTimeout(r, 250));
+      expect(expired.events.filter((e) => e.event === 'closed')).toHaveLength(1);
+    });
+
     it('resumes after Last-Event-ID: the messages stored since are replayed from the store, in order, once', async () => {
       const p = await createProject(t);
       const id = await newConversation(t, p);

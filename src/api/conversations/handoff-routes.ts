@@ -86,7 +86,7 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
       operationId: 'streamConversationEvents',
       summary: "Follow a conversation's messages and handoff live",
       description:
-        'A server-sent-event stream of the conversation: every message stored from now on (a person\'s replies, the agent\'s answers, the user\'s messages from another tab) and every handoff change, across nodes. ' +
+        'A server-sent-event stream of the conversation: every message stored from now on (a person\'s replies, the agent\'s answers, the user\'s messages from another tab), every handoff change, and `closed` when the conversation is closed (at once when it already is), across nodes. ' +
         'Send `Last-Event-ID` (EventSource does on reconnect) to get the messages stored after that event first. The identity rules of the conversation apply.',
       params: conversationIdParams,
       documented: { headers: lastEventIdHeader },
@@ -101,7 +101,7 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
       const lastEventId = readLastEventId(request.headers['last-event-id']);
       const conv = await getConversation(db, owner.project.id, request.params.conversationId);
       await checkIdentity(request, owner, conv.end_user_external_id ?? null);
-      await streamConversationEvents(reply, deps, streams, conv, lastEventId);
+      await streamConversationEvents(reply, deps, streams, owner.project, conv, lastEventId);
     },
   });
 

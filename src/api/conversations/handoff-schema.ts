@@ -63,13 +63,13 @@ export const CONVERSATION_EVENTS_EXAMPLE = [
 
 export const conversationEventsResponse: MediaResponse = {
   description:
-    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; a `: keep-alive` comment after 15 s of silence.',
+    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; `closed` (`{conversationId, status: "CLOSED", closedAt}`, closedAt null when it expired by idling) once the conversation is closed, at once on connect when it already is; a `: keep-alive` comment after 15 s of silence.',
   content: { 'text/event-stream': { schema: z.string(), example: CONVERSATION_EVENTS_EXAMPLE } },
 };
 
 export const projectEventsResponse: MediaResponse = {
   description:
-    'Server-sent events until the client leaves: `conversation` (`{conversationId, type: "message"|"handoff", seq?}`) whenever a conversation of the project gets a message or its handoff changes; read the conversation again to see what. Live only (no replay); `: keep-alive` comments.',
+    'Server-sent events until the client leaves: `conversation` (`{conversationId, type: "message"|"handoff"|"closed", seq?}`) whenever a conversation of the project gets a message, its handoff changes or it is closed; read the conversation again to see what. Live only (no replay); `: keep-alive` comments.',
   content: {
     'text/event-stream': {
       schema: z.string(),

@@ -124,6 +124,52 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     expect(config.json().handoff).toEqual({ enabled: false, officeHoursText: null });
   });
 
+  it('a handoff ends with its conversation: closed or idle past the TTL, it leaves the inbox and reads show none', async () => {
+    const inbox = async (p: CreatedProject, handoff: string) => {
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/conversations?handoff=${handoff}`, headers: adminAuth() });
+      expect(res.statusCode).toBe(200);
+      return (res.json().conversations as Array<{ id: string }>).map((c) => c.id);
+    };
+    // Asked for from the widget's home screen: no message yet, and still waiting in the inbox.
+    const waiting = await setup();
+    expect((await requestHandoff(waiting.p, waiting.id)).statusCode).toBe(200);
+    expect(await inbox(waiting.p, 'requested')).toEqual([waiting.id]);
+
+    // Closed by a teammate: the handoff is over, in the row, every read, the inbox and the webhook.
+    const hook = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/admin/projects/${waiting.p.project.id}/webhooks`,
+      headers: adminAuth(),
+      payload: { url: 'http://127.0.0.1:9/hooks', events: ['conversation.closed'] },
+    });
+    expect(hook.statusCode).toBe(201);
+    expect((await admin(waiting.p, waiting.id, 'assign', { assignee: { name: 'Dana' } })).statusCode).toBe(200);
+    expect(await inbox(waiting.p, 'active')).toEqual([waiting.id]);
+    const closed = await admin(waiting.p, waiting.id, 'close');
+    expect(closed.statusCode).toBe(200);
+    expect(closed.json().conversation).toMatchObject({ status: 'CLOSED', handoff: null });
+    expect((await conversation(waiting.p, waiting.id)).handoff).toBeNull();
+    expect(await inbox(waiting.p, 'any')).toEqual([]);
+    const row = await t.deps.store.db.selectFrom('conversations').selectAll().where('id', '=', waiting.id).executeTakeFirstOrThrow();
+    expect([row.handoff_status, row.handoff_assignee_name, row.handoff_requested_at]).toEqual([null, null, null]);
+    const [event] = await t.deps.store.db.selectFrom('webhook_events').select('payload').where('project_id', '=', waiting.p.project.id).where('type', '=', 'conversation.closed').execute();
+    expect(JSON.parse(event!.payload).data.previousHandoff).toMatchObject({ status: 'active', assignee: { id: null, name: 'Dana' }, via: 'user' });
+    // Nothing can be done with it any more, and nothing half-done is left.
+    expect((await admin(waiting.p, waiting.id, 'assign', { assignee: { name: 'Dana' } })).json()).toEqual({ error: 'Conversation is closed' });
+    expect((await admin(waiting.p, waiting.id, 'messages', { content: 'Still there?' })).json()).toEqual({ error: 'Conversation is closed' });
+    expect((await admin(waiting.p, waiting.id, 'handback')).statusCode).toBe(200);
+
+    // Idle past the TTL: closed by the status rule, so its handoff is over too, without a write.
+    const idle = await setup({ model: 'openai-compatible:fake', conversationTtlMinutes: 5 });
+    expect((await requestHandoff(idle.p, idle.id)).statusCode).toBe(200);
+    expect(await inbox(idle.p, 'requested')).toEqual([idle.id]);
+    const old = new Date(Date.now() - 6 * 60_000).toISOString();
+    await t.deps.store.db.updateTable('conversations').set({ updated_at: old }).where('id', '=', idle.id).execute();
+    expect(await inbox(idle.p, 'requested')).toEqual([]);
+    expect((await conversation(idle.p, idle.id)).handoff).toBeNull();
+    expect((await adminRead(idle.p, idle.id)).conversation).toMatchObject({ status: 'CLOSED', handoff: null });
+  });
+
   it('while handed off, a send stores the message, calls no model, and streams start, data-handoff, finish', async () => {
     const { p, id } = await setup();
     await requestHandoff(p, id, { reason: 'Talk to a person' });

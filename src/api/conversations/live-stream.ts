@@ -1,9 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import { findConversation } from '../../conversations/conversations.js';
-import { handoffState } from '../../conversations/handoff.js';
+import { currentHandoff } from '../../conversations/handoff.js';
 import { onConversationChange, onProjectChange, type ConversationChange } from '../../conversations/live.js';
 import { lastSeq, messagesAfter } from '../../conversations/messages.js';
+import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
+import type { Project } from '../../projects/project.js';
 import { replyHeaders } from '../../http/auth.js';
 import { toMessage } from './service.js';
 
@@ -72,8 +74,10 @@ function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number,
 
 /**
  * A conversation's live events as SSE: `message` (id = its position in the conversation) for every
- * message stored from now on (or after `Last-Event-ID`, replayed from the store), and `handoff` with
- * the conversation's handoff state, first once on connect and then on every change. The bus only
+ * message stored from now on (or after `Last-Event-ID`, replayed from the store), `handoff` with
+ * the conversation's handoff state, first once on connect and then on every change, and `closed`
+ * once the conversation is closed (on connect when it already is: closed, or idle past the TTL).
+ * The bus only
  * says that something changed; what is sent is read from the store, so events arrive in order, none
  * is sent twice, and one missed on the bus is sent with the next.
  */
@@ -81,6 +85,7 @@ export async function streamConversationEvents(
   reply: FastifyReply,
   deps: AppDeps,
   streams: LiveStreams,
+  project: Project,
   conv: { id: string; project_id: string },
   lastEventId: number | undefined,
 ): Promise<void> {
@@ -90,8 +95,9 @@ export async function streamConversationEvents(
   let cursor = 0;
   let pending = Promise.resolve();
   let messagesDue = false;
-  let handoffDue = false;
+  let stateDue = false;
   let sentHandoff: string | undefined;
+  let sentClosed = false;
 
   const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
     gone = true;
@@ -103,15 +109,19 @@ export async function streamConversationEvents(
     (pending = pending
       .then(async () => {
         if (gone) return;
-        if (handoffDue) {
-          handoffDue = false;
+        if (stateDue) {
+          stateDue = false;
           const row = await findConversation(db, conv.project_id, conv.id);
-          const handoff = row ? handoffState(row) : null;
+          const handoff = row ? currentHandoff(row, project) : null;
           const text = JSON.stringify(handoff);
           // A notification that repeats the state already sent is not sent again.
           if (text !== sentHandoff) {
             sentHandoff = text;
             sse.send({ event: 'handoff', data: { conversationId: conv.id, handoff } });
+          }
+          if (row && !sentClosed && effectiveStatus(row, project) === 'CLOSED') {
+            sentClosed = true;
+            sse.send({ event: 'closed', data: { conversationId: conv.id, status: 'CLOSED', closedAt: row.closed_at } });
           }
         }
         while (messagesDue && !gone) {
@@ -129,8 +139,8 @@ export async function streamConversationEvents(
       }));
 
   const onChange = (change: ConversationChange) => {
-    // A close is told as the state the widget already follows (it then shows no handoff).
-    if (change.type !== 'message') handoffDue = true;
+    // A handoff change or a close: the conversation's state is read again.
+    if (change.type !== 'message') stateDue = true;
     else messagesDue = true;
     void flush();
   };
@@ -144,7 +154,7 @@ export async function streamConversationEvents(
     reply.raw.destroy();
     return;
   }
-  handoffDue = true;
+  stateDue = true;
   messagesDue = lastEventId !== undefined;
   await flush();
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { createConversation, getConversation } from '../../conversations/conversations.js';
-import { handoffState } from '../../conversations/handoff.js';
+import { currentHandoff } from '../../conversations/handoff.js';
 import { listMessages } from '../../conversations/messages.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
 import { checkIdentity } from '../identity/verify.js';
@@ -74,7 +74,7 @@ export const conversationRoutes: FastifyPluginAsyncZod = async (app) => {
       const conv = await getConversation(db, owner.project.id, request.params.conversationId);
       await checkIdentity(request, owner, conv.end_user_external_id ?? null);
       const messages = await listMessages(db, conv.id);
-      return { conversationId: conv.id, messages: messages.map(toMessage), handoff: handoffState(conv) };
+      return { conversationId: conv.id, messages: messages.map(toMessage), handoff: currentHandoff(conv, owner.project) };
     },
   });
 };

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { listConversations, type ConversationRow } from '../../conversations/conversations.js';
 import type { MessageRow } from '../../conversations/messages.js';
-import { handoffState } from '../../conversations/handoff.js';
+import { currentHandoff } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
 import type { Database } from '../../store/index.js';
@@ -18,7 +18,7 @@ function toSummary(row: ConversationRow, project: Project, at = Date.now()): Con
     updatedAt: row.updated_at,
     lastMessagePreview: row.last_message_preview ?? '',
     lastMessageRole: row.last_message_role ?? 'USER',
-    handoff: handoffState(row),
+    handoff: currentHandoff(row, project, at),
   };
 }
 

@@ -215,6 +215,14 @@ export class PanelView {
     bar.hidden = !bar.childElementCount;
   }
 
+  /** The conversation on screen has ended: said in the bar until the next one begins. */
+  setEnded(): void {
+    const bar = this.handoffBar;
+    bar.replaceChildren(h('p', { class: 'note' }, h('strong', {}, 'This conversation has ended.'), ' Send a message to start a new one.'));
+    bar.dataset.state = 'ended';
+    bar.hidden = false;
+  }
+
   setOpen(open: boolean): void {
     this.panel.hidden = !open;
     this.root.classList.toggle('open', open);
