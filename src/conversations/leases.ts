@@ -22,6 +22,23 @@ export async function claimAnswerLease(db: Db, conversationId: string, ttlMs: nu
   return Number(result.numAffectedRows ?? 0n) === 1 ? token : null;
 }
 
+/** Between tries of {@link claimAnswerLeaseWithin}. */
+const CLAIM_RETRY_MS = 20;
+
+/**
+ * Claims the lease as {@link claimAnswerLease} does, trying again for up to `waitMs` while another
+ * send holds it: for sends that hold it only for a write (a message while a person has the
+ * conversation), so two of them at once wait for each other instead of one being refused.
+ */
+export async function claimAnswerLeaseWithin(db: Db, conversationId: string, ttlMs: number, waitMs: number): Promise<string | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const token = await claimAnswerLease(db, conversationId, ttlMs);
+    if (token || Date.now() + CLAIM_RETRY_MS > deadline) return token;
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
+  }
+}
+
 /** Ends the lease, if it is still ours (an expired one may have been taken over). */
 export async function releaseAnswerLease(db: Db, conversationId: string, token: string): Promise<void> {
   await sql`delete from answer_leases where conversation_id = ${conversationId} and token = ${token}`.execute(db);

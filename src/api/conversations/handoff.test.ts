@@ -193,6 +193,31 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     expect((await rows(id)).length).toBe(2);
   });
 
+  it('while handed off, a repeated message and messages sent at the same moment are each stored, none refused as busy', async () => {
+    const { p, id } = await setup();
+    await requestHandoff(p, id);
+    // Nobody answers yet, so the visitor asks again in the same words: a new message, not a retry.
+    await send(p, id, 'Hello?');
+    await send(p, id, 'Hello?');
+    expect((await rows(id)).map((r) => r.content)).toEqual(['Hello?', 'Hello?']);
+
+    // Two tabs of the same visitor, five messages at once: each waits for the one before.
+    const texts = ['one', 'two', 'three', 'four', 'five'];
+    const statuses = await Promise.all(
+      texts.map((text) =>
+        fetch(`${base}/api/v1/chat/messages`, {
+          method: 'POST',
+          headers: { ...auth(p.publicKey), 'content-type': 'application/json' },
+          body: JSON.stringify({ conversationId: id, messages: [{ role: 'user', content: text }] }),
+        }).then(async (r) => [r.status, await r.text()] as const),
+      ),
+    );
+    expect(statuses.map(([status]) => status)).toEqual([200, 200, 200, 200, 200]);
+    const stored = await rows(id);
+    expect(stored.map((r) => r.content).slice(2).sort()).toEqual([...texts].sort());
+    expect(stored.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
   it('a person replies (201, assistant written by them), hands back, and the agent answers next with the reply in its history', async () => {
     const { p, id } = await setup();
     fake.enqueue({ text: 'I can help with orders.' });

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { VerifiedEndUser } from '../../agent/prompt.js';
 import type { ToolContext } from '../../agent/tools.js';
 import { findConversation } from '../../conversations/conversations.js';
-import { claimAnswerLease, releaseAnswerLease } from '../../conversations/leases.js';
+import { claimAnswerLeaseWithin, releaseAnswerLease } from '../../conversations/leases.js';
 import { appendMessage, listHistory, type HistoryMessage, type MessageRow } from '../../conversations/messages.js';
 import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
@@ -17,6 +17,12 @@ import { messageText, type SendMessageBody } from './schema.js';
 
 /** Slack on top of the model timeout before another node may take an unreleased lease over. */
 const LEASE_MARGIN_MS = 30_000;
+/**
+ * How long a send waits for the conversation while a person has it. Such sends hold it only to store
+ * their message, so a few at once (two tabs) wait for each other; an agent's answer still streaming
+ * (the handoff came during it) is still refused as busy once this has passed.
+ */
+const HANDOFF_WAIT_MS = 2_000;
 /** How long releasing a conversation is retried while the database is unavailable. */
 const RELEASE_RETRY_MS = 15_000;
 
@@ -64,8 +70,9 @@ export async function acceptSend(
   const verifiedUser: VerifiedEndUser | null =
     verified && externalId ? { externalId, name: conv.end_user_name, email: conv.end_user_email } : null;
 
+  const handoff = handoffState(conv);
   const ttl = deps.config.ANSWERDESK_MODEL_TIMEOUT_MS + LEASE_MARGIN_MS;
-  const token = await claimAnswerLease(db, conv.id, ttl);
+  const token = await claimAnswerLeaseWithin(db, conv.id, ttl, handoff === null ? 0 : HANDOFF_WAIT_MS);
   if (!token) throw Conflict('Conversation is busy');
   // Also when the database was away as the answer ended: otherwise the conversation stays busy
   // until the lease expires. The deletion is idempotent, so retrying it is safe.
@@ -79,15 +86,15 @@ export async function acceptSend(
   let supersedes: string | undefined;
   let userMessage: MessageRow | undefined;
   let history: HistoryMessage[];
-  const handoff = handoffState(conv);
   try {
     // Read once, under the lease: its tail decides retry and regenerate, and the answer's model is
     // given the whole of it, so the agent does not read it again.
     history = await listHistory(db, conv.id);
     const tail = history.slice(-2);
-    // While a person has the conversation there is no answer of the agent's to regenerate.
+    // While a person has the conversation there is no answer of the agent's to regenerate, and no
+    // failed answer to retry: a message that repeats the one before ("hello?") is a new message.
     if (body.trigger === 'regenerate-message' && handoff === null) supersedes = answerToRegenerate(tail, text, body.messageId);
-    else if (!isRetry(tail, text)) {
+    else if (handoff !== null || !isRetry(tail, text)) {
       userMessage = await appendMessage(db, conv, { role: 'user', content: text, status: 'complete' });
       history.push({ id: userMessage.id, role: userMessage.role, content: userMessage.content, status: userMessage.status });
     }
