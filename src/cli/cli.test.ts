@@ -242,7 +242,7 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     const { to: _cliTo, ...figures } = JSON.parse(analytics.stdout);
     const { to: _apiTo, ...apiFigures } = await adminGet('/analytics?days=7');
     expect(figures).toEqual(apiFigures);
-    expect(figures.messages).toEqual({ total: 2, user: 1, assistant: 1, failed: 0 });
+    expect(figures.messages).toEqual({ total: 2, user: 1, assistant: 1, human: 0, failed: 0 });
     // The table shows the answers by outcome and their rates, as the API counts them.
     const table = await cli(['analytics', '--project', id, '--days', '7']);
     expect(table.code).toBe(0);

@@ -14,6 +14,9 @@ export interface ActivityRow {
   content: string;
   created_at: string;
   end_user_external_id: string | null;
+  author_type: 'agent' | 'human' | null;
+  author_id: string | null;
+  author_name: string | null;
 }
 
 /**
@@ -30,7 +33,8 @@ export async function messagesBetween(
     .selectFrom('messages as m')
     .innerJoin('conversations as c', 'c.id', 'm.conversation_id')
     .leftJoin('end_users as u', 'u.id', 'c.end_user_id')
-    .select(['m.id', 'm.conversation_id', 'm.role', 'm.status', 'm.content', 'm.created_at', 'u.external_id as end_user_external_id'])
+    .select(['m.id', 'm.conversation_id', 'm.role', 'm.status', 'm.content', 'm.created_at', 'm.author_type', 'm.author_id', 'm.author_name'])
+    .select('u.external_id as end_user_external_id')
     .where('m.project_id', '=', projectId)
     .where('m.created_at', '<=', window.until);
   if (window.since) q = q.where('m.created_at', '>', window.since);
@@ -44,7 +48,8 @@ export type DayCounts = Array<{ date: string; n: number }>;
 export interface ProjectCounts {
   /** Conversations started in the window that have a message; `active` by the status rule at `at`. */
   conversations: { total: number; active: number; unanswered: number; identified: number; endUsers: number };
-  messages: { total: number; user: number; assistant: number; failed: number };
+  /** `assistant` counts every assistant message; `human` those of them a person wrote. */
+  messages: { total: number; user: number; assistant: number; human: number; failed: number };
   /** Assistant messages by stored outcome (answers stored before outcomes were recorded have none). */
   outcomes: { answered: number; declined: number; action: number; error: number };
   byDay: {
@@ -88,6 +93,7 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
       eb.fn.countAll().as('total'),
       eb.fn.sum(eb.case().when('role', '=', 'user').then(1).else(0).end()).as('user'),
       eb.fn.sum(eb.case().when('role', '=', 'assistant').then(1).else(0).end()).as('assistant'),
+      eb.fn.sum(eb.case().when(eb.and([eb('role', '=', 'assistant'), eb('author_type', '=', 'human')])).then(1).else(0).end()).as('human'),
       eb.fn
         .sum(eb.case().when(eb.and([eb('role', '=', 'assistant'), eb('status', '=', 'error')])).then(1).else(0).end())
         .as('failed'),
@@ -146,7 +152,7 @@ export async function projectCounts(db: Db, project: Project, from: string, at =
       identified: n(conv.identified),
       endUsers: n(conv.endUsers),
     },
-    messages: { total: n(msg.total), user: n(msg.user), assistant: n(msg.assistant), failed: n(msg.failed) },
+    messages: { total: n(msg.total), user: n(msg.user), assistant: n(msg.assistant), human: n(msg.human), failed: n(msg.failed) },
     outcomes,
     byDay: {
       conversations: convByDay.map((r) => ({ date: r.d, n: n(r.n) })),

@@ -74,11 +74,22 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard activity feed in 
     expect(polls).toHaveLength(1);
     const answered = waitForPoll(page, p.project.id);
     await appendMessage(db, { id: conv, project_id: p.project.id }, { role: 'assistant', content: 'It left our warehouse today.', status: 'complete' });
+    await appendMessage(db, { id: conv, project_id: p.project.id }, {
+      role: 'assistant',
+      content: 'Dana here: I have asked the carrier.',
+      status: 'complete',
+      author: { type: 'human', id: null, name: 'Dana' },
+    });
     await new Promise((resolve) => setTimeout(resolve, 1100));
     await page.clock.runFor(1);
     await answered;
     expect(polls).toHaveLength(2);
     await page.getByText('It left our warehouse today.').waitFor();
+    // Each says who wrote it: a person of the team by name, not "Assistant".
+    const badge = (text: string) => page.locator('.feed li', { hasText: text }).locator('.badge').first().textContent();
+    await expect(badge('It left our warehouse today.')).resolves.toBe('Assistant');
+    await expect(badge('Dana here: I have asked the carrier.')).resolves.toBe('Team · Dana');
+    await expect(badge('Where is my parcel?')).resolves.toBe('Visitor');
     for (let i = 0; i < 3; i++) {
       const next = waitForPoll(page, p.project.id);
       await page.clock.runFor(2000);

@@ -16,6 +16,12 @@ const KEEP = 500;
 
 type State = 'live' | 'paused' | 'stopped';
 
+/** Who wrote a message: the visitor, the assistant, or a person of the team (by name). */
+function authorLabel(m: FeedMessage): string {
+  if (m.role === 'user') return 'Visitor';
+  return m.author?.type === 'human' ? `Team · ${m.author.name || 'Support team'}` : 'Assistant';
+}
+
 /**
  * The live feed: polls every 2 seconds for at most 50 new messages; a monitoring session lasts at
  * most 5 minutes, then polling stops until "Resume" starts a new session (from where the last one
@@ -114,7 +120,7 @@ export function Activity() {
           {messages.map((m) => (
             <li key={m.id} data-message-id={m.id}>
               <div className="meta">
-                <span className={`badge${m.role === 'user' ? '' : ' ok'}`}>{m.role === 'user' ? 'Visitor' : 'Assistant'}</span>
+                <span className={`badge${m.role === 'user' ? '' : ' ok'}`}>{authorLabel(m)}</span>
                 <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time>
                 {m.endUserExternalId ? <span>User {m.endUserExternalId}</span> : <span>Anonymous</span>}
                 {m.status && m.status !== 'complete' ? <span className="badge bad">{m.status}</span> : null}

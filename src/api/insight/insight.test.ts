@@ -53,7 +53,9 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
       preview: long.slice(0, 150),
       createdAt: iso(t0 + 1000),
       endUserExternalId: 'feed-user',
+      author: { type: 'agent' },
     });
+    expect(body.messages[0]).not.toHaveProperty('author');
 
     const idle = await t.app.inject({ method: 'GET', url: `${url}?after=${body.nextCursor}`, headers: adminAuth() });
     expect(idle.json()).toMatchObject({ messages: [], truncated: false });
@@ -68,6 +70,12 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
     const limited = await t.app.inject({ method: 'GET', url: `${url}?limit=2`, headers: adminAuth() });
     expect(limited.json().messages.map((m: ActivityItem) => m.id)).toEqual([m3, m4]);
     expect(limited.json().truncated).toBe(true);
+
+    // A person's reply says who wrote it, as the conversation's messages do.
+    const reply = await appendMessage(t.deps.store.db, { id: conv, project_id: p.project.id }, { role: 'assistant', content: 'Dana here.', status: 'complete', author: { type: 'human', id: 'user_dana', name: 'Dana' } });
+    await t.deps.store.db.updateTable('messages').set({ created_at: iso(Date.now() - 5000) }).where('id', '=', reply.id).execute();
+    const all = await t.app.inject({ method: 'GET', url, headers: adminAuth() });
+    expect(all.json().messages.find((m: ActivityItem) => m.id === reply.id)).toMatchObject({ role: 'assistant', author: { type: 'human', id: 'user_dana', name: 'Dana' } });
   });
 
   /** The cursor is opaque to clients; the test reads its horizon to stamp a message just after it. */
@@ -125,6 +133,9 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
     const c1 = await conversation(p, 'alice');
     await message(p, c1, 'q1', now - 60_000);
     const a1 = await message(p, c1, 'a1', now - 50_000, 'assistant');
+    // A person's reply is an assistant message, but not one of the agent's answers.
+    const human = await appendMessage(db, { id: c1, project_id: p.project.id }, { role: 'assistant', content: 'Dana here.', status: 'complete', author: { type: 'human', id: null, name: 'Dana' } });
+    await db.updateTable('messages').set({ created_at: iso(now - 40_000) }).where('id', '=', human.id).execute();
     // Two days ago: unanswered (last message from the user), idle past the TTL, same user.
     const c2 = await conversation(p, 'alice');
     await message(p, c2, 'q2', now - 2 * DAY);
@@ -152,13 +163,13 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
     expect(res.statusCode).toBe(200);
     const body: Analytics = res.json();
     expect(body.conversations).toEqual({ total: 3, active: 1, closed: 2, unanswered: 1, identified: 2, endUsers: 1 });
-    expect(body.messages).toEqual({ total: 5, user: 3, assistant: 2, failed: 1 });
+    expect(body.messages).toEqual({ total: 6, user: 3, assistant: 3, human: 1, failed: 1 });
     expect(body.feedback).toEqual({ positive: 1, negative: 1 });
     expect(body.rates).toEqual({ answered: 2 / 3, satisfaction: 0.5, answerFailure: 0.5 });
     expect(body.byDay).toHaveLength(30);
     const today = iso(now).slice(0, 10);
     const twoDaysAgo = iso(now - 2 * DAY).slice(0, 10);
-    expect(body.byDay[29]).toEqual({ date: today, conversations: 1, messages: 2, positive: 1, negative: 0 });
+    expect(body.byDay[29]).toEqual({ date: today, conversations: 1, messages: 3, positive: 1, negative: 0 });
     expect(body.byDay[27]).toEqual({ date: twoDaysAgo, conversations: 2, messages: 3, positive: 0, negative: 1 });
     expect(body.byDay.filter((d) => d.conversations + d.messages + d.positive + d.negative > 0)).toHaveLength(2);
     expect(body.from).toBe(`${iso(now - 29 * DAY).slice(0, 10)}T00:00:00.000Z`);
@@ -171,7 +182,7 @@ describe.each(dialects)('admin API: activity feed and analytics on $name', (dial
 
     const week = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/analytics?days=1`, headers: adminAuth() });
     expect(week.json().conversations.total).toBe(1);
-    expect(week.json().byDay).toEqual([{ date: today, conversations: 1, messages: 2, positive: 1, negative: 0 }]);
+    expect(week.json().byDay).toEqual([{ date: today, conversations: 1, messages: 3, positive: 1, negative: 0 }]);
 
     const empty = await createProject(t, {}, 'Quiet');
     const quiet = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${empty.project.id}/analytics`, headers: adminAuth() });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { messageAuthorSchema } from '../conversations/schema.js';
 
 export const activityQuery = z
   .object({
@@ -21,6 +22,7 @@ export const activityItem = z
     preview: z.string().describe('First 150 characters of the message.'),
     createdAt: z.string().describe('ISO 8601 UTC'),
     endUserExternalId: z.string().nullable().describe('Your id of the end user; null for an anonymous conversation.'),
+    author: messageAuthorSchema.optional().describe('Who wrote an assistant message: the agent, or a person (with their name).'),
   })
   .meta({ id: 'ActivityItem', description: 'A message in the activity feed.' });
 export type ActivityItem = z.infer<typeof activityItem>;
@@ -62,7 +64,8 @@ export const analyticsSchema = z
       .object({
         total: count,
         user: count,
-        assistant: count,
+        assistant: count.describe('Assistant messages: the agent\'s answers and people\'s replies.'),
+        human: count.describe('Of the assistant messages, replies written by a person.'),
         failed: count.describe('Assistant answers that ended with an error.'),
       })
       .describe('Messages written in the window.'),
@@ -81,7 +84,7 @@ export const analyticsSchema = z
       .object({
         answered: rate.describe('Share of conversations whose last message is an answer. Null without conversations.'),
         satisfaction: rate.describe('positive / (positive + negative). Null without ratings.'),
-        answerFailure: rate.describe('failed / assistant messages. Null without answers.'),
+        answerFailure: rate.describe('failed / the agent\'s answers (assistant − human). Null without answers.'),
       })
       .describe('Ratios derived from the counts above.'),
     byDay: z

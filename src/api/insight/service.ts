@@ -53,6 +53,9 @@ export async function activityFeed(
     preview: clipText(r.content, PREVIEW_LENGTH),
     createdAt: r.created_at,
     endUserExternalId: r.end_user_external_id,
+    ...(r.role === 'assistant'
+      ? { author: r.author_type === 'human' ? { type: 'human' as const, id: r.author_id, name: r.author_name ?? '' } : { type: 'agent' as const } }
+      : {}),
   }));
   return { messages, nextCursor: encodeActivityCursor(horizon), truncated };
 }
@@ -85,7 +88,7 @@ export async function projectAnalytics(db: Db, project: Project, days: number, t
   const negative = [...byDay.values()].reduce((s, d) => s + d.negative, 0);
 
   const { total, unanswered, active, identified, endUsers } = counts.conversations;
-  const { assistant, failed } = counts.messages;
+  const { assistant, human, failed } = counts.messages;
   const o = counts.outcomes;
   const withOutcome = o.answered + o.declined + o.action + o.error;
   return {
@@ -105,7 +108,8 @@ export async function projectAnalytics(db: Db, project: Project, days: number, t
     rates: {
       answered: ratio(total - unanswered, total),
       satisfaction: ratio(positive, positive + negative),
-      answerFailure: ratio(failed, assistant),
+      // Of the agent's answers: a person's reply is not one.
+      answerFailure: ratio(failed, assistant - human),
     },
     byDay: [...byDay.values()],
     byHour: Array.from({ length: 24 }, (_, h) => ({ hour: h, messages: counts.byHour.find((r) => r.hour === h)?.n ?? 0 })),

@@ -36,7 +36,7 @@ function printAnalytics(a: Analytics, days: number): void {
     [
       `Last ${days} day(s), ${a.from.slice(0, 10)} to ${a.to.slice(0, 10)} (UTC):`,
       `  conversations  ${c.total} (${c.active} active, ${c.closed} closed, ${c.unanswered} unanswered, ${c.identified} identified, ${c.endUsers} end users)`,
-      `  messages       ${m.total} (${m.user} from users, ${m.assistant} answers, ${m.failed} failed)`,
+      `  messages       ${m.total} (${m.user} from users, ${m.assistant - m.human} answers, ${m.human} from people, ${m.failed} failed)`,
       `  answers        ${o.answered} answered, ${o.declined} declined, ${o.action} from actions, ${o.error} failed (answered ${pct(o.answeredRate)}, declined ${pct(o.declinedRate)})`,
       `  feedback       ${a.feedback.positive} positive, ${a.feedback.negative} negative`,
       `  rates          conversations answered ${pct(a.rates.answered)}, satisfaction ${pct(a.rates.satisfaction)}, answer failures ${pct(a.rates.answerFailure)}`,
