@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
@@ -287,6 +287,13 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     const unknownKey = await cli(['key', 'revoke', '--project', project.id, 'key_missing']);
     expect(unknownKey.code).toBe(1);
     expect(unknownKey.stderr).toBe('Error: Key not found\n');
+    // A mistyped SQLite path would answer from an empty database as if it were the real one: said.
+    const typo = join(mkdtempSync(join(tmpdir(), 'answerdesk-cli-typo-')), 'answerdsk.db');
+    const fresh = await cli(['project', 'list'], { DATABASE_URL: `sqlite:${typo}` });
+    expect(fresh.code).toBe(0);
+    expect(fresh.stderr).toBe(`Note: there was no database at ${typo} (DATABASE_URL), so a new, empty one was created.\n`);
+    expect((await cli(['project', 'list'], { DATABASE_URL: `sqlite:${typo}` })).stderr).toBe('');
+    rmSync(dirname(typo), { recursive: true, force: true });
     const badConfig = await cli(['project', 'list'], { DATABASE_URL: 'mysql://nope' });
     expect(badConfig.code).toBe(1);
     expect(badConfig.stderr).toMatch(/Invalid configuration:\n\s+DATABASE_URL: must be "sqlite:<path>" or "postgres:\/\/…"/);
@@ -305,6 +312,16 @@ describe('answerdesk CLI command line', SLOW, () => {
       [['key', 'create'], /Missing --project/],
       [['key', 'create', '--project', 'proj_x', '--kind', 'root'], /--kind must be "public" or "secret"/],
       [['key', 'revoke', '--project', 'proj_x', 'a', 'b'], /Unexpected argument: b/],
+      // What the command needs, named as the command line names it (not as a schema path).
+      [['gaps', 'resolve', '--project', 'proj_x', 'gap_1'], /^Error: Missing --answer\n/],
+      // An empty argument or value (an unset shell variable) names nothing.
+      [['gaps', 'resolve', '--project', 'proj_x', '', '--answer', 'Yes.'], /^Error: Missing <gapId>\n/],
+      [['webhook', 'test', '--project', 'proj_x', ' '], /^Error: Missing <webhookId>\n/],
+      [['eval', 'run', '--project', 'proj_x', '--eval', ''], /^Error: Missing the value of --eval\n/],
+      // Numbers are written in decimal: not hexadecimal, exponents or nothing.
+      [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--max-fabricated', '0x1'], /--max-fabricated must be a whole number/],
+      [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--min-hit3', '1e-1'], /--min-hit3 must be a number from 0 to 1/],
+      [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--min-mrr', ''], /--min-mrr must be a number from 0 to 1/],
       [['launch'], /Unknown command: launch/],
     ];
     for (const [args, message] of cases) {

@@ -80,6 +80,15 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     expect(low.stderr).toBe(
       'Threshold not met: hitAt3 0 is below --min-hit3 0.9\nThreshold not met: unanswerableDeclined has no value (no case measures it), --min-declined 0.5\n',
     );
+    // Why a case failed is shortened in the table as its question is: one row per line, and readable.
+    const terms = Array.from({ length: 10 }, (_, i) => `missing term number ${i}`);
+    writeFileSync(cases, JSON.stringify([{ question: 'How many days do I have to return a parcel?', mustContain: terms }]));
+    const long = await runCli(['eval', 'run', '--project', projectId, '--file', cases], env);
+    const row = long.stdout.split('\n').find((l) => l.startsWith('1 '))!;
+    expect(row).toMatch(/ missing "missing term number 0", .*…$/);
+    expect(row.slice(row.indexOf('missing "')).length).toBe(80);
+    const json = await runCli(['eval', 'run', '--project', projectId, '--file', cases, '--json'], env);
+    expect(JSON.parse(json.stdout).results[0].missingTerms).toEqual(terms);
 
     // Usage errors: exit 2 with the reason.
     writeFileSync(cases, JSON.stringify([{ question: '' }]));

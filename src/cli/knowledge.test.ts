@@ -112,6 +112,11 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
     const usage = await runCli(['knowledge', 'add', '--project', projectId], env);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('answerdesk knowledge add --project <projectId>');
+    // Numbers in decimal only: "0x10" is not 16, and an empty value is not 0.
+    for (const value of ['0x10', '']) {
+      const hex = await runCli(['knowledge', 'add', '--project', projectId, 'http://127.0.0.1:9/docs', '--max-pages', value], env);
+      expect([hex.code, hex.stderr.split('\n')[0]]).toEqual([2, 'Error: --max-pages must be a whole number']);
+    }
     const unknown = await runCli(['knowledge', 'show', '--project', projectId, 'ks_missing'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/not found/i);

@@ -7,7 +7,7 @@ import type { EvalMetrics } from '../../evals/metrics.js';
 import { serializeError } from '../../lib/log-error.js';
 import { nulDetails } from '../../lib/nul.js';
 import { getProject } from '../../projects/projects.js';
-import { flatText, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
+import { flatText, nonBlankOption, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 import type { z } from 'zod';
 
@@ -110,7 +110,7 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
             r.missingTerms.length ? `missing ${r.missingTerms.map((t) => JSON.stringify(t)).join(', ')}` : '',
             r.outcome === 'error' ? 'failed' : '',
           ].filter(Boolean).join('; ');
-      return [String(i + 1), r.passed ? 'pass' : 'FAIL', r.rank === null ? '-' : String(r.rank), r.outcome, flatText(r.question, 60), why];
+      return [String(i + 1), r.passed ? 'pass' : 'FAIL', r.rank === null ? '-' : String(r.rank), r.outcome, flatText(r.question, 60), flatText(why, 80)];
     }),
   );
   const m = result.metrics;
@@ -144,8 +144,9 @@ function printRun(result: EvalResult, comparison: EvalComparison | null | undefi
 function limitOption(cmd: ReturnType<typeof parseCommand>, flag: string, kind: 'min' | 'max'): number | undefined {
   const raw = option(cmd, flag);
   if (raw === undefined) return undefined;
+  // Written as decimals: Number() would also take "0x1", "1e0" or "".
   const n = Number(raw);
-  const ok = raw.trim() !== '' && Number.isFinite(n) && (kind === 'min' ? n >= 0 && n <= 1 : Number.isInteger(n) && n >= 0);
+  const ok = (kind === 'min' ? /^\s*(\d+(\.\d*)?|\.\d+)\s*$/ : /^\s*\d+\s*$/).test(raw) && (kind === 'min' ? n <= 1 : Number.isSafeInteger(n));
   if (!ok) throw new UsageError(`--${flag} must be ${kind === 'min' ? 'a number from 0 to 1' : 'a whole number'}`, usage);
   return n;
 }
@@ -155,8 +156,8 @@ async function run(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, file: { type: 'string' }, eval: { type: 'string' }, json: { type: 'boolean' }, ...flags }, usage);
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
-  const file = option(cmd, 'file');
-  const evalId = option(cmd, 'eval');
+  const file = nonBlankOption(cmd, 'file', usage);
+  const evalId = nonBlankOption(cmd, 'eval', usage);
   if ((file === undefined) === (evalId === undefined)) throw new UsageError('Give either --file or --eval', usage);
   const limits = Object.fromEntries(THRESHOLDS.map(([flag, , kind]) => [flag, limitOption(cmd, flag, kind)]));
   const cases = file === undefined ? null : parseInput(runEvalBody, { cases: readCases(file) }, usage, `cases in ${file}`).cases;

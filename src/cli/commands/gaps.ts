@@ -2,7 +2,7 @@ import { gapsQuery, resolveGapBody } from '../../api/gaps/schema.js';
 import { dismiss, listGaps, resolveGap } from '../../api/gaps/service.js';
 import { getProject } from '../../projects/projects.js';
 import { option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
-import { printUsage, subcommandGroup } from './types.js';
+import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
   answerdesk gaps list --project <projectId> [--days <n>] [--json]
@@ -43,8 +43,10 @@ async function resolve(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, answer: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<gapId>' });
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
-  const gapId = required(cmd.positionals[0], 'gapId', usage);
-  const body = parseInput(resolveGapBody, { answer: option(cmd, 'answer') }, usage, 'options');
+  const gapId = cmd.positionals[0]!.trim();
+  const answer = option(cmd, 'answer');
+  if (answer === undefined) throw new UsageError('Missing --answer', usage);
+  const body = parseInput(resolveGapBody, { answer }, usage, 'options');
   const result = await withDeps(async (deps) => resolveGap(deps, await getProject(deps.store.db, projectId), gapId, body.answer));
   if (cmd.values.json) printJson(result);
   else printText(`Gap ${result.gap.id} resolved: the answer is in FAQ source ${result.source.id} (${result.source.title}), which is being indexed.\n`);
@@ -55,7 +57,7 @@ async function dismissCommand(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<gapId>' });
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
-  const gapId = required(cmd.positionals[0], 'gapId', usage);
+  const gapId = cmd.positionals[0]!.trim();
   const gap = await withDeps(async (deps) => dismiss(deps, await getProject(deps.store.db, projectId), gapId));
   if (cmd.values.json) printJson({ gap });
   else process.stdout.write(`Gap ${gap.id} dismissed.\n`);

@@ -8,7 +8,7 @@ import { startKnowledgeWorker } from '../../knowledge/jobs.js';
 import { deleteSource, type NewSource } from '../../knowledge/sources.js';
 import { HttpError } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, printJson, printTable, printText, required, withDeps, withStore } from './shared.js';
+import { option, parseCommand, printJson, printTable, printText, required, wholeNumber, withDeps, withStore } from './shared.js';
 import { UsageError, type CommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -35,13 +35,6 @@ delete   Deletes the source and every chunk of it.
 --json prints the admin API's {source} (one source) or {sources, skipped} (several).
 Works directly on the database named by DATABASE_URL.
 `;
-
-function int(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} must be a whole number`, usage);
-  return n;
-}
 
 const TEXT_TYPES = ['text', 'markdown', 'html', 'pdf'] as const;
 
@@ -97,12 +90,12 @@ async function resolveTargets(args: string[]): Promise<Target[]> {
  */
 function sourceFor(target: Target, values: Record<string, string | boolean | undefined>): NewSource {
   const title = typeof values.title === 'string' ? values.title : undefined;
-  const maxPages = int(values['max-pages'] as string | undefined, 'max-pages');
+  const maxPages = wholeNumber(values['max-pages'] as string | undefined, 'max-pages', usage);
   if (target.kind === 'url') {
     const sitemap = values.sitemap === true || /\.xml(\?|$)/i.test(target.url);
     const body = sitemap
       ? { type: 'sitemap' as const, url: target.url, title, maxPages }
-      : { type: 'url' as const, url: target.url, title, maxDepth: int(values.depth as string | undefined, 'depth'), maxPages };
+      : { type: 'url' as const, url: target.url, title, maxDepth: wholeNumber(values.depth as string | undefined, 'depth', usage), maxPages };
     const parsed = createSourceBody.safeParse(body);
     if (!parsed.success) throw new Error(`Invalid source: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     return fromBody(parsed.data);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
@@ -33,10 +34,12 @@ export function parseCommand(
   }
   const { help, ...values } = parsed.values as Record<string, string | boolean | undefined>;
   const count = parsed.positionals.length;
+  const what = positionals.names ?? 'argument';
   if (!help && (count < positionals.min || count > positionals.max)) {
-    const what = positionals.names ?? 'argument';
     throw new UsageError(count < positionals.min ? `Missing ${what}` : `Unexpected argument: ${parsed.positionals[positionals.max]}`, usage);
   }
+  // An empty argument ('' from an unset shell variable) names nothing: as if it were not given.
+  if (!help && parsed.positionals.some((p) => p.trim() === '')) throw new UsageError(`Missing ${what}`, usage);
   return { values, positionals: parsed.positionals, help: help === true };
 }
 
@@ -44,6 +47,13 @@ export function parseCommand(
 export function option(parsed: ParsedCommand, flag: string): string | undefined {
   const value = parsed.values[flag];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** A string option that, when given, must not be blank (`--eval ''` names nothing). */
+export function nonBlankOption(parsed: ParsedCommand, flag: string, usage: string): string | undefined {
+  const value = option(parsed, flag);
+  if (value !== undefined && value.trim() === '') throw new UsageError(`Missing the value of --${flag}`, usage);
+  return value;
 }
 
 /** A required string option, or a usage error naming it. */
@@ -58,12 +68,23 @@ export function required(value: string | undefined, flag: string, usage: string)
  */
 export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
   const config = loadConfig();
+  const file = sqliteFile(config.DATABASE_URL);
+  const isNew = file !== null && !existsSync(file);
   const store = await openStore(config.DATABASE_URL, storeOptions(config));
+  // A mistyped path would otherwise answer from an empty database as if it were the real one.
+  if (isNew) process.stderr.write(`Note: there was no database at ${file} (DATABASE_URL), so a new, empty one was created.\n`);
   try {
     return await fn(store);
   } finally {
     await store.close();
   }
+}
+
+/** The file of a `sqlite:<path>` database URL; null for PostgreSQL and in-memory SQLite. */
+function sqliteFile(url: string): string | null {
+  if (!url.startsWith('sqlite:')) return null;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? null : path;
 }
 
 /** The app's deps around the database (no HTTP, a local limiter): for commands that ingest or answer. */
@@ -188,7 +209,11 @@ export function jsonOption(raw: string, flag: string, usage: string): unknown {
 
 /** A whole-number option (undefined when absent), or a usage error naming it. */
 export function intOption(parsed: ParsedCommand, flag: string, usage: string): number | undefined {
-  const value = option(parsed, flag);
+  return wholeNumber(option(parsed, flag), flag, usage);
+}
+
+/** A whole number written in decimal digits (not "0x10", "1e3" or ""), or a usage error naming the option. */
+export function wholeNumber(value: string | undefined, flag: string, usage: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`--${flag} must be a whole number`, usage);

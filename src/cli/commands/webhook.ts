@@ -88,7 +88,7 @@ async function test(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' }, json: { type: 'boolean' } }, usage, { min: 1, max: 1, names: '<webhookId>' });
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
-  const webhookId = required(cmd.positionals[0], 'webhookId', usage);
+  const webhookId = cmd.positionals[0]!.trim();
   const delivery = await withDeps(async (deps) => {
     await getProject(deps.store.db, projectId);
     return sendWebhookTest(deps, projectId, webhookId);
@@ -107,7 +107,7 @@ async function remove(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { project: { type: 'string' } }, usage, { min: 1, max: 1, names: '<webhookId>' });
   if (cmd.help) return printUsage(usage);
   const projectId = required(option(cmd, 'project'), 'project', usage);
-  const webhookId = required(cmd.positionals[0], 'webhookId', usage);
+  const webhookId = cmd.positionals[0]!.trim();
   await withStore(async (store) => {
     await getProject(store.db, projectId);
     await deleteEndpoint(store.db, projectId, webhookId);
