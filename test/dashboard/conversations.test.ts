@@ -163,6 +163,70 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
     await context.close();
   }, 120_000);
 
+  it('keeps the filter controls and the list in step with the address on Back, Forward and reload', async () => {
+    const s = await seeded();
+    const agent = await seedUser(stack.t, { projectId: s.project.id, role: 'agent' });
+    const context = await newContext(browser);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, agent.email, agent.password);
+    await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations`);
+    const list = page.getByRole('list', { name: 'Conversations' });
+    const ids = async () => list.locator('li[data-conversation-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-conversation-id')));
+    const controls = async () => ({
+      status: await page.getByLabel('Status').inputValue(),
+      user: await page.getByLabel('End user').inputValue(),
+      feedback: await page.getByLabel('Feedback').inputValue(),
+    });
+    const apply = () => page.getByRole('button', { name: 'Apply filters' }).click();
+    const none = { status: '', user: '', feedback: '' };
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+
+    // Three lists in a row: rated negative, everything (Clear), then one end user.
+    await page.getByLabel('Feedback').selectOption('negative');
+    await apply();
+    await expect.poll(ids).toEqual([s.refund]);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+    await page.getByLabel('End user').fill('cust-7');
+    await apply();
+    await expect.poll(ids).toEqual([s.hello]);
+
+    // Back and Forward move the list and the controls together.
+    await page.goBack();
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+    await expect.poll(controls).toEqual(none);
+    await page.goBack();
+    await expect.poll(ids).toEqual([s.refund]);
+    await expect.poll(controls).toEqual({ ...none, feedback: 'negative' });
+    await page.goForward();
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+    await expect.poll(controls).toEqual(none);
+    await page.goForward();
+    await expect.poll(ids).toEqual([s.hello]);
+    await expect.poll(controls).toEqual({ ...none, user: 'cust-7' });
+
+    // A view tab keeps the filters, and Back leaves the view.
+    await page.getByRole('navigation', { name: 'Inbox' }).getByRole('link', { name: 'Waiting for a person' }).click();
+    await page.getByText('Nobody is waiting for a person.').waitFor();
+    expect(await controls()).toEqual({ ...none, user: 'cust-7' });
+    await page.goBack();
+    await expect.poll(ids).toEqual([s.hello]);
+
+    // After Back, Apply applies what the controls show.
+    await page.goBack();
+    await expect.poll(controls).toEqual(none);
+    await apply();
+    await expect.poll(() => new URL(page.url()).search).toBe('');
+    await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
+
+    // A bookmarked list opens with its filters in the controls.
+    await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations?status=ACTIVE&feedback=positive`);
+    await expect.poll(ids).toEqual([s.order]);
+    expect(await controls()).toEqual({ status: 'ACTIVE', user: '', feedback: 'positive' });
+    await context.close();
+  }, 120_000);
+
   it('lets a viewer read transcripts but not close them (the server refuses too), at 360 px', async () => {
     const s = await seeded();
     const viewer = await seedUser(stack.t, { projectId: s.project.id, role: 'viewer' });

@@ -47,6 +47,11 @@ function filtersOf(params: URLSearchParams): ConversationFilters {
   };
 }
 
+/** What the filter form edits (every filter but the view), as one comparable string. */
+function formFiltersKey({ status, from, to, user, feedback }: ConversationFilters): string {
+  return JSON.stringify([status, from, to, user, feedback]);
+}
+
 /**
  * Conversations: the list with its filters (kept in the URL) and the inbox views, or one
  * conversation's transcript. Both follow the project's live events, so they update without a reload.
@@ -69,6 +74,15 @@ function ConversationList({ live }: { live: LiveState }) {
   const [params, setParams] = useSearchParams();
   const filters = filtersOf(params);
   const [draft, setDraft] = useState<ConversationFilters>(filters);
+  // The form shows the filters in the address whenever they change there (Apply, Clear, Back,
+  // Forward, a link): set during render rather than by remounting, so focus stays where it was.
+  // A view tab changes only `handoff`, which is not in the form, so it keeps a draft not yet applied.
+  const applied = formFiltersKey(filters);
+  const [draftOf, setDraftOf] = useState(applied);
+  if (draftOf !== applied) {
+    setDraftOf(applied);
+    setDraft(filters);
+  }
 
   const list = useInfiniteQuery({
     queryKey: [...conversationsKey(projectId), filters],
@@ -101,6 +115,7 @@ function ConversationList({ live }: { live: LiveState }) {
     setParams(next);
   };
   const clear = () => {
+    // Also when nothing was applied: the address is then unchanged and would not reset the form.
     setDraft({});
     setParams(new URLSearchParams(filters.handoff ? { handoff: filters.handoff } : {}));
   };
