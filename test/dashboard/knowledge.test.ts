@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../src/knowledge/jobs.js';
 import { createProject, dialects } from '../helper.js';
@@ -51,6 +51,15 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
 
   const sources = async (projectId: string) => (await adminApi<{ sources: Source[] }>(stack.t, 'GET', `/projects/${projectId}/knowledge`)).body.sources;
 
+  /** What the search preview shows once it is done searching: its passages, or that nothing was found. */
+  const previewShows = (page: Page) => async () => {
+    const preview = page.getByRole('region', { name: 'Search preview' });
+    if ((await preview.getByText('Searching…').count()) > 0) return 'searching';
+    const hits = preview.getByRole('list', { name: /Passages found/ });
+    if ((await hits.count()) > 0) return (await hits.textContent()) ?? '';
+    return (await preview.getByText(/^Nothing found for/).count()) > 0 ? 'nothing found' : 'nothing asked';
+  };
+
   it('adds Markdown, FAQ and URL sources, shows them become ready, re-syncs, searches and deletes', async () => {
     const { project } = await createProject(stack.t, {}, 'Knowledge shop');
     const admin = await seedUser(stack.t, { projectId: project.id, role: 'admin' });
@@ -71,6 +80,12 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
     const row = page.locator('tr', { hasText: 'Returns policy' });
     await row.locator('[data-status="ready"]').waitFor({ timeout: 20_000 });
 
+    // A question nothing answers yet stays in the search preview while the FAQ below is added.
+    const shown = previewShows(page);
+    await page.getByLabel('Question').fill('Do you ship abroad?');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(shown).toBe('nothing found');
+
     // FAQ with two pairs
     await page.getByRole('radio', { name: 'FAQ' }).check();
     await page.getByLabel('Question 1').fill('Do you ship abroad?');
@@ -81,6 +96,8 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
     await page.getByLabel('Title (optional)').fill('Shipping FAQ');
     await page.getByRole('button', { name: 'Add source' }).click();
     await page.locator('tr', { hasText: 'Shipping FAQ' }).locator('[data-status="ready"]').waitFor({ timeout: 20_000 });
+    // Once indexed, the preview searches again: the new passage is found without asking again.
+    await expect.poll(shown).toContain('every country in the European Union');
 
     // URL: a refused one first keeps what was typed, with the reason next to the field
     await page.getByRole('radio', { name: 'URL' }).check();
@@ -103,7 +120,10 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
     ]);
     const urlSource = stored.find((s) => s.type === 'url')!;
 
-    // Re-sync reads the page again: the new version becomes searchable
+    // Re-sync reads the page again: the new version becomes searchable, and the preview shows it
+    await page.getByLabel('Question').fill('parcels warehouse');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(shown).toContain('Version 1');
     siteVersion = 2;
     await urlRow.getByRole('button', { name: /Re-sync/ }).click();
     await eventually(async () => {
@@ -111,6 +131,8 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
       return s && s.status === 'ready' && s.syncedAt !== urlSource.syncedAt ? s : undefined;
     }, 're-sync');
     await urlRow.locator('[data-status="ready"]').waitFor();
+    await expect.poll(shown).toContain('Version 2');
+    expect(await shown()).not.toContain('Version 1');
 
     // Search preview: what the agent would retrieve, with scores and chunk text
     await page.getByLabel('Question').fill('Can I get a full refund?');
@@ -119,18 +141,19 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
     await hits.waitFor();
     await expect.poll(() => hits.locator('li').first().textContent()).toContain('within 30 days for a full refund');
     expect(await hits.locator('li').first().locator('.badge').textContent()).toMatch(/^score \d+\.\d{3}$/);
-    await page.getByLabel('Question').fill('parcels warehouse');
-    await page.getByRole('button', { name: 'Search' }).click();
-    await expect.poll(() => page.getByRole('list', { name: /Passages found/ }).textContent()).toContain('Version 2');
-
     await expectAccessible(page, 'Knowledge');
     await screenshot(page, `knowledge-${dialect.name}`);
 
-    // Delete asks once more, then the source is gone from the page and the store
+    // Delete asks once more, then the source is gone from the page, the store and the preview
+    await page.getByLabel('Question').fill('Do you ship abroad?');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(shown).toContain('every country in the European Union');
     await page.locator('tr', { hasText: 'Shipping FAQ' }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('button', { name: 'Delete Shipping FAQ' }).click();
     await page.locator('tr', { hasText: 'Shipping FAQ' }).waitFor({ state: 'detached' });
     expect((await sources(project.id)).map((s) => s.title).sort()).toEqual(['Delivery help', 'Returns policy']);
+    await expect.poll(shown).not.toMatch(/searching|European Union/);
+    expect(await page.getByLabel('Question').inputValue()).toBe('Do you ship abroad?');
     await context.close();
   }, 120_000);
 

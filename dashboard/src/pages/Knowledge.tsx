@@ -3,7 +3,7 @@ import { api, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 import { AddSource } from '../components/knowledge/AddSource';
 import { KnowledgeTabs } from '../components/knowledge/KnowledgeTabs';
-import { SearchPreview } from '../components/knowledge/SearchPreview';
+import { SearchPreview, searchableVersion } from '../components/knowledge/SearchPreview';
 import { ConfirmButton, StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
 import { formatDateTime, FormError, PageHeader, QueryStatus, ReadOnlyNote } from '../components/ui';
@@ -129,7 +129,7 @@ export function Knowledge() {
         <FormError error={sync.error ?? remove.error} />
       </section>
       <AddSource projectId={projectId} canConfigure={perms.configure} onAdded={refresh} />
-      <SearchPreview projectId={projectId} />
+      <SearchPreview projectId={projectId} searchable={searchableVersion(sources.data)} />
     </>
   );
 }

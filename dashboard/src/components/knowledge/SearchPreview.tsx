@@ -4,21 +4,38 @@ import { api, unwrap } from '../../api/client';
 import { Field, QueryError } from '../ui';
 
 /**
- * "What would the agent find?": runs the same knowledge search the agent's search_knowledge tool
- * runs and shows each passage with its score, where it comes from and its text.
+ * What the search can find: each source with the time its searchable content was last completed.
+ * It changes when a source is deleted, or added or re-synced and then indexed, and nothing else
+ * does (progress while a source is read leaves it alone).
  */
-export function SearchPreview({ projectId }: { projectId: string }) {
+export function searchableVersion(sources: ReadonlyArray<{ id: string; syncedAt: string | null }> | undefined): string {
+  return (sources ?? [])
+    .map((s) => `${s.id}@${s.syncedAt ?? ''}`)
+    .sort()
+    .join(' ');
+}
+
+/**
+ * "What would the agent find?": runs the same knowledge search the agent's search_knowledge tool
+ * runs and shows each passage with its score, where it comes from and its text. `searchable` is
+ * the sources' searchableVersion: part of the query's key, so a change to the knowledge searches
+ * again and never shows passages of a deleted source.
+ */
+export function SearchPreview({ projectId, searchable }: { projectId: string; searchable: string }) {
   const [draft, setDraft] = useState('');
   const [q, setQ] = useState('');
   const results = useQuery({
-    queryKey: ['projects', projectId, 'knowledge-search', q],
+    queryKey: ['projects', projectId, 'knowledge-search', searchable, q],
     enabled: q.length > 0,
     queryFn: async () =>
       unwrap(await api.GET('/api/v1/admin/projects/{projectId}/knowledge/search', { params: { path: { projectId }, query: { q, limit: 5 } } })).results,
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    setQ(draft.trim());
+    const next = draft.trim();
+    // Asking the same question again searches again.
+    if (next === q) void results.refetch();
+    else setQ(next);
   };
   return (
     <section aria-labelledby="search-heading" className="card">
