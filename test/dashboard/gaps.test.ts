@@ -159,6 +159,72 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge gaps ($
     await context.close();
   }, 120_000);
 
+  it('keeps what was typed for each gap while several are being answered, also across periods', async () => {
+    const p = await seedProject('Several answers shop');
+    await ask(p, 'Do you offer gift wrapping?');
+    await ask(p, 'Do you have a shop in Berlin?');
+    const old = await ask(p, 'Can I pay with a cheque?');
+    const weeksAgo = new Date(Date.now() - 21 * 86_400_000).toISOString();
+    await stack.t.deps.store.db.updateTable('messages').set({ created_at: weeksAgo }).where('conversation_id', '=', old.conversationId).execute();
+    const admin = await seedUser(stack.t, { projectId: p.project.id, role: 'admin' });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, admin.email, admin.password);
+    await page.goto(`${stack.origin}/dashboard/p/${p.project.id}/knowledge/gaps`);
+    const item = (question: string) => page.locator('li[data-gap-id]', { hasText: question });
+    const form = (question: string) => page.getByRole('form', { name: `Answer “${question}”` });
+    const WRAPPING = 'Yes: gift wrapping costs €3.50 per order.';
+    const BERLIN = 'No shop yet: we sell online only.';
+    const CHEQUE = 'We do not take cheques; pay by card or bank transfer.';
+
+    // Answering a second gap keeps the first one's form and text.
+    await item('Do you offer gift wrapping?').getByRole('button', { name: 'Answer this' }).click();
+    await form('Do you offer gift wrapping?').getByLabel('Answer').fill(WRAPPING);
+    await item('Do you have a shop in Berlin?').getByRole('button', { name: 'Answer this' }).click();
+    const berlinBox = form('Do you have a shop in Berlin?').getByLabel('Answer');
+    await expect.poll(() => berlinBox.evaluate((el) => el === document.activeElement)).toBe(true);
+    await berlinBox.fill(BERLIN);
+    expect(await form('Do you offer gift wrapping?').count()).toBe(1);
+    expect(await form('Do you offer gift wrapping?').getByLabel('Answer').inputValue()).toBe(WRAPPING);
+
+    // A gap outside the period shown keeps its draft until it is shown again.
+    await item('Can I pay with a cheque?').getByRole('button', { name: 'Answer this' }).click();
+    await form('Can I pay with a cheque?').getByLabel('Answer').fill(CHEQUE);
+    const period = page.getByLabel('Period');
+    await period.focus();
+    await period.selectOption('7');
+    await item('Can I pay with a cheque?').waitFor({ state: 'detached' });
+    await period.selectOption('30');
+    await expect.poll(() => form('Can I pay with a cheque?').getByLabel('Answer').inputValue()).toBe(CHEQUE);
+    // Coming back does not take the focus away from the period.
+    expect(await period.evaluate((el) => el === document.activeElement)).toBe(true);
+
+    // Each is saved with its own text; saving one leaves the others as they were.
+    await form('Do you offer gift wrapping?').getByRole('button', { name: 'Save answer' }).click();
+    await page.getByRole('status').filter({ hasText: 'Answered “Do you offer gift wrapping?”' }).waitFor();
+    await item('Do you offer gift wrapping?').waitFor({ state: 'detached' });
+    expect(await berlinBox.inputValue()).toBe(BERLIN);
+    await form('Do you have a shop in Berlin?').getByRole('button', { name: 'Save answer' }).click();
+    await item('Do you have a shop in Berlin?').waitFor({ state: 'detached' });
+    // Cancel is the one way to drop a draft.
+    await form('Can I pay with a cheque?').getByRole('button', { name: 'Cancel' }).click();
+    await item('Can I pay with a cheque?').getByRole('button', { name: 'Answer this' }).click();
+    expect(await form('Can I pay with a cheque?').getByLabel('Answer').inputValue()).toBe('');
+
+    const stored = await stack.t.deps.store.db
+      .selectFrom('knowledge_gaps')
+      .select(['question', 'status', 'answer'])
+      .where('project_id', '=', p.project.id)
+      .orderBy('question')
+      .execute();
+    expect(stored.map((g) => [g.question, g.status, g.answer])).toEqual([
+      ['Can I pay with a cheque?', 'open', null],
+      ['Do you have a shop in Berlin?', 'resolved', BERLIN],
+      ['Do you offer gift wrapping?', 'resolved', WRAPPING],
+    ]);
+    await context.close();
+  }, 120_000);
+
   it("shows the server's refusal in the form and keeps the answer typed", async () => {
     const p = await seedProject('Refusing gaps shop');
     await ask(p, 'Do you offer gift wrapping?');

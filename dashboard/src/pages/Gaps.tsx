@@ -40,7 +40,12 @@ export function Gaps() {
   const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const days = periodOf(params);
-  const [answering, setAnswering] = useState<string | null>(null);
+  // The answers being written, by gap. Several forms may be open; each keeps its text until it is
+  // saved or cancelled, also while its gap is outside the period shown.
+  const [answers, setAnswers] = useState<Record<string, string | undefined>>({});
+  const setAnswer = (gapId: string, text: string | undefined) => setAnswers((all) => ({ ...all, [gapId]: text }));
+  // The form just opened takes the focus; one shown again when the period changes back does not.
+  const [opened, setOpened] = useState<string | null>(null);
   const [flash, setFlash] = useState<{ question: string; sourceTitle: string } | null>(null);
 
   const gaps = useQuery({
@@ -81,6 +86,7 @@ export function Gaps() {
             const next = new URLSearchParams(params);
             next.set('days', e.target.value);
             setParams(next);
+            setOpened(null);
           }}
         >
           {PERIODS.map((d) => (
@@ -109,64 +115,86 @@ export function Gaps() {
       />
       {gaps.data && gaps.data.length > 0 ? (
         <ol className="gap-list" aria-label="Knowledge gaps, most frequent first">
-          {gaps.data.map((g) => (
-            <li key={g.id} data-gap-id={g.id}>
-              <p className="gap-question">{g.question}</p>
-              <div className="meta">
-                <span>asked {plural(g.count, 'time')}</span>
-                <span>last asked {formatDateTime(g.lastAskedAt)}</span>
-                {g.reasons.declined > 0 ? <StatusBadge tone="neutral">declined {g.reasons.declined}</StatusBadge> : null}
-                {g.reasons.negativeFeedback > 0 ? <StatusBadge tone="bad">rated down {g.reasons.negativeFeedback}</StatusBadge> : null}
-              </div>
-              <details>
-                <summary>How it was asked ({plural(g.examples.length, 'example')})</summary>
-                <ul className="gap-examples">
-                  {g.examples.map((e) => (
-                    <li key={e.messageId}>
-                      <Link to={`/p/${projectId}/conversations/${e.conversationId}`}>“{e.text}”</Link>
-                    </li>
-                  ))}
-                </ul>
-              </details>
-              {perms.configure ? (
-                answering === g.id ? (
-                  <AnswerForm
-                    projectId={projectId}
-                    gap={g}
-                    onCancel={() => setAnswering(null)}
-                    onResolved={(sourceTitle) => {
-                      setAnswering(null);
-                      setFlash({ question: g.question, sourceTitle });
-                      drop(g.id);
-                      void queryClient.invalidateQueries({ queryKey: sourcesKey(projectId) });
-                    }}
-                  />
-                ) : (
-                  <div className="row">
-                    <button
-                      type="button"
-                      onClick={() => {
-                        setAnswering(g.id);
-                        setFlash(null);
+          {gaps.data.map((g) => {
+            const answer = answers[g.id];
+            return (
+              <li key={g.id} data-gap-id={g.id}>
+                <p className="gap-question">{g.question}</p>
+                <div className="meta">
+                  <span>asked {plural(g.count, 'time')}</span>
+                  <span>last asked {formatDateTime(g.lastAskedAt)}</span>
+                  {g.reasons.declined > 0 ? <StatusBadge tone="neutral">declined {g.reasons.declined}</StatusBadge> : null}
+                  {g.reasons.negativeFeedback > 0 ? <StatusBadge tone="bad">rated down {g.reasons.negativeFeedback}</StatusBadge> : null}
+                </div>
+                <details>
+                  <summary>How it was asked ({plural(g.examples.length, 'example')})</summary>
+                  <ul className="gap-examples">
+                    {g.examples.map((e) => (
+                      <li key={e.messageId}>
+                        <Link to={`/p/${projectId}/conversations/${e.conversationId}`}>“{e.text}”</Link>
+                      </li>
+                    ))}
+                  </ul>
+                </details>
+                {perms.configure ? (
+                  answer !== undefined ? (
+                    <AnswerForm
+                      projectId={projectId}
+                      gap={g}
+                      answer={answer}
+                      autoFocus={opened === g.id}
+                      onChange={(text) => setAnswer(g.id, text)}
+                      onCancel={() => setAnswer(g.id, undefined)}
+                      onResolved={(sourceTitle) => {
+                        setAnswer(g.id, undefined);
+                        setFlash({ question: g.question, sourceTitle });
+                        drop(g.id);
+                        void queryClient.invalidateQueries({ queryKey: sourcesKey(projectId) });
                       }}
-                    >
-                      Answer this
-                    </button>
-                    <ConfirmButton label="Dismiss" confirmLabel="Dismiss for good" busy={dismiss.isPending && dismiss.variables === g.id} onConfirm={() => dismiss.mutate(g.id)} />
-                  </div>
-                )
-              ) : null}
-            </li>
-          ))}
+                    />
+                  ) : (
+                    <div className="row">
+                      <button
+                        type="button"
+                        onClick={() => {
+                          setAnswer(g.id, '');
+                          setOpened(g.id);
+                          setFlash(null);
+                        }}
+                      >
+                        Answer this
+                      </button>
+                      <ConfirmButton label="Dismiss" confirmLabel="Dismiss for good" busy={dismiss.isPending && dismiss.variables === g.id} onConfirm={() => dismiss.mutate(g.id)} />
+                    </div>
+                  )
+                ) : null}
+              </li>
+            );
+          })}
         </ol>
       ) : null}
     </>
   );
 }
 
-/** The inline form that answers one gap; what was typed stays when the server refuses it. */
-function AnswerForm({ projectId, gap, onCancel, onResolved }: { projectId: string; gap: KnowledgeGap; onCancel: () => void; onResolved: (sourceTitle: string) => void }) {
-  const [answer, setAnswer] = useState('');
+/** The inline form that answers one gap. The page holds its text, which stays when the server refuses it. */
+function AnswerForm({
+  projectId,
+  gap,
+  answer,
+  autoFocus,
+  onChange,
+  onCancel,
+  onResolved,
+}: {
+  projectId: string;
+  gap: KnowledgeGap;
+  answer: string;
+  autoFocus: boolean;
+  onChange: (answer: string) => void;
+  onCancel: () => void;
+  onResolved: (sourceTitle: string) => void;
+}) {
   const resolve = useMutation({
     mutationFn: async () =>
       unwrap(await api.POST('/api/v1/admin/projects/{projectId}/gaps/{gapId}/resolve', { params: { path: { projectId, gapId: gap.id } }, body: { answer } })),
@@ -180,7 +208,7 @@ function AnswerForm({ projectId, gap, onCancel, onResolved }: { projectId: strin
   return (
     <form className="gap-answer" onSubmit={submit} aria-label={`Answer “${gap.question}”`}>
       <Field label="Answer" hint={`Added with the question to the FAQ source “Answers from the support team”. Up to ${ANSWER_MAX.toLocaleString()} characters.`} error={fieldError}>
-        {(p) => <textarea {...p} rows={4} required maxLength={ANSWER_MAX} value={answer} onChange={(e) => setAnswer(e.target.value)} autoFocus />}
+        {(p) => <textarea {...p} rows={4} required maxLength={ANSWER_MAX} value={answer} onChange={(e) => onChange(e.target.value)} autoFocus={autoFocus} />}
       </Field>
       <FormError error={fieldError ? null : resolve.error} />
       <div className="row">
