@@ -99,6 +99,17 @@ export async function deleteSource(db: Db, projectId: string, sourceId: string):
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
     const deleted = await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).executeTakeFirst();
     if (Number(deleted.numDeletedRows) === 0) throw NotFound('Knowledge source not found');
+    // Gaps resolved into this source (the answers FAQ) are unanswered again: open, with every time
+    // they were asked, and their answer kept for whoever answers them next. A dismissed one stays so.
+    const at = now();
+    await trx
+      .updateTable('knowledge_gaps')
+      .set({ status: 'open', faq_source_id: null, closed_at: null, updated_at: at })
+      .where('project_id', '=', projectId)
+      .where('faq_source_id', '=', sourceId)
+      .where('status', '=', 'resolved')
+      .execute();
+    await trx.updateTable('knowledge_gaps').set({ faq_source_id: null }).where('project_id', '=', projectId).where('faq_source_id', '=', sourceId).execute();
   });
 }
 

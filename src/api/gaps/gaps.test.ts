@@ -213,6 +213,34 @@ describe.each(dialects)('knowledge gaps ($name)', (dialect) => {
     expect(await gaps()).toEqual([expect.objectContaining(reopened)]);
   });
 
+  it('reopens the gaps whose answers source is deleted, and resolving one again makes a new source', async () => {
+    await ask('Do you offer gift wrapping?');
+    await ask('Do you offer gift wrapping?');
+    await ask('Do you have a shop in Berlin?');
+    const [wrapping, berlin] = await gaps();
+    const resolve = (id: string, answer: string) => t.app.inject({ method: 'POST', url: url(`/${id}/resolve`), headers: adminAuth(), payload: { answer } });
+    const first = (await resolve(wrapping!.id, 'Yes, for €3.50 per order.')).json() as z.infer<typeof gapResolved>;
+    await t.app.inject({ method: 'POST', url: url(`/${berlin!.id}/dismiss`), headers: adminAuth() });
+    await waitForSource(t.app, p.project.id, first.source.id);
+    expect(await gaps()).toEqual([]);
+
+    const removed = await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${p.project.id}/knowledge/${first.source.id}`, headers: adminAuth() });
+    expect(removed.statusCode).toBe(204);
+    // Its answer is gone, so the question is unanswered again, every time it was asked; a dismissed gap stays dismissed.
+    expect(await gaps()).toEqual([expect.objectContaining({ id: wrapping!.id, count: 2 })]);
+    const row = await t.deps.store.db.selectFrom('knowledge_gaps').selectAll().where('id', '=', wrapping!.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ status: 'open', faq_source_id: null, closed_at: null, answer: 'Yes, for €3.50 per order.' });
+    const dismissed = await t.deps.store.db.selectFrom('knowledge_gaps').select('status').where('id', '=', berlin!.id).executeTakeFirstOrThrow();
+    expect(dismissed.status).toBe('dismissed');
+
+    const again = await resolve(wrapping!.id, 'Yes, for €4 per order.');
+    expect(again.statusCode).toBe(200);
+    const second = again.json() as z.infer<typeof gapResolved>;
+    expect(second.source.id).not.toBe(first.source.id);
+    expect(second.gap).toMatchObject({ status: 'resolved', faqSourceId: second.source.id });
+    await waitForSource(t.app, p.project.id, second.source.id);
+  });
+
   it('dismisses a gap for good, and validates its input', async () => {
     await ask('Do you have a shop in Berlin?');
     const [berlin] = await gaps();
