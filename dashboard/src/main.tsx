@@ -4,6 +4,7 @@ import { createRoot } from 'react-dom/client';
 import { createBrowserRouter, Navigate, RouterProvider } from 'react-router';
 import { ApiError } from './api/client';
 import { Shell } from './components/Shell';
+import { DaysInAddress } from './lib/address-days';
 import { RequireSession } from './lib/auth';
 import { Actions } from './pages/Actions';
 import { Activity } from './pages/Activity';
@@ -52,7 +53,15 @@ const router = createBrowserRouter(
           path: 'p/:projectId',
           children: [
             { index: true, element: <Navigate to="conversations" replace /> },
-            { path: 'conversations', element: <Conversations /> },
+            {
+              path: 'conversations',
+              element: (
+                // Its filters read from/to out of the address: a mangled link must not break the page.
+                <DaysInAddress names={['from', 'to']}>
+                  <Conversations />
+                </DaysInAddress>
+              ),
+            },
             { path: 'conversations/:conversationId', element: <Conversations /> },
             { path: 'knowledge', element: <Knowledge /> },
             { path: 'knowledge/gaps', element: <Gaps /> },

@@ -1,5 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendMessage } from '../../src/conversations/messages.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../src/knowledge/jobs.js';
 import { chatClient } from '../chat-client.js';
 import { startActionEndpoint, type ActionEndpoint } from '../fakes/action-endpoint.js';
@@ -247,6 +248,44 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
     await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations`);
     await page.getByRole('list', { name: 'Conversations' }).waitFor();
     await expectNoSidewaysScroll(page, 'Conversations');
+    await context.close();
+  }, 120_000);
+
+  it('leaves out a date in the address that is not a day, says so, and never shows a raw exception', async () => {
+    const { project, publicKey } = await createProject(stack.t, {}, 'Link shop');
+    const started = await stack.t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(publicKey), payload: {} });
+    const conversationId = started.json().conversationId as string;
+    await appendMessage(stack.t.deps.store.db, { id: conversationId, project_id: project.id }, { role: 'user', content: 'Is the shop open on Sundays?', status: 'complete' });
+    const admin = await seedUser(stack.t, { projectId: project.id, role: 'admin' });
+    const context = await newContext(browser);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, admin.email, admin.password);
+    // A month 13 and a 30th of February: neither names a day. The valid `to` and the status stay.
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/conversations?from=2024-13-45&to=2999-01-01&status=ACTIVE`);
+    const note = page.getByRole('status').filter({ hasText: 'in the address is not a date' });
+    await expect.poll(() => note.textContent()).toBe('from=“2024-13-45” in the address is not a date (yyyy-mm-dd): it was left out.');
+    await page.locator(`li[data-conversation-id="${conversationId}"]`).waitFor();
+    const query = new URL(page.url()).searchParams;
+    expect([query.get('from'), query.get('to'), query.get('status')]).toEqual([null, '2999-01-01', 'ACTIVE']);
+    expect(await page.getByLabel('Started from').inputValue()).toBe('');
+    expect(await page.getByLabel('Started until').inputValue()).toBe('2999-01-01');
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/conversations?from=2024-02-30&to=soon`);
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'in the address' }).textContent()).toBe('from=“2024-02-30” and to=“soon” in the address are not dates (yyyy-mm-dd): they were left out.');
+    await page.locator(`li[data-conversation-id="${conversationId}"]`).waitFor();
+    expect(await page.locator('main').textContent()).not.toMatch(/Invalid time value|RangeError/);
+    await expectAccessible(page, 'Conversations with a date left out of the address');
+
+    // Other filters make a new address: the note goes.
+    await page.getByLabel('Status').selectOption('ACTIVE');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('status').filter({ hasText: 'in the address' }).waitFor({ state: 'detached' });
+
+    // A list that cannot be read for want of a connection says so in words, not the browser's.
+    await page.route('**/api/v1/admin/projects/*/conversations?**', (route) => route.abort('internetdisconnected'));
+    await page.reload();
+    const failed = page.getByRole('alert').filter({ hasText: 'Could not load' });
+    await expect.poll(() => failed.textContent(), { timeout: 15_000 }).toBe('Could not load: The server could not be reached: check the connection and try again.');
     await context.close();
   }, 120_000);
 });

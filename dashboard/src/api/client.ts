@@ -46,14 +46,20 @@ export function toApiError(status: number, body: unknown): ApiError {
   return new ApiError(status, message, details);
 }
 
-/** What a caller shows for any error: the API's own words when it gave some. */
+/**
+ * What a caller shows for any error: the API's own words when it gave some. Anything else is the
+ * browser's or the page's own exception ("Failed to fetch", "Invalid time value"), which tells a
+ * person nothing: they read what happened in plain words, and the exception goes to the console.
+ */
 export function errorMessage(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.details.length && err.message === 'Validation error') return `${err.message}: ${err.details.map((d) => `${d.path || 'body'} ${d.message}`).join('; ')}`;
     return err.message;
   }
-  if (err instanceof Error) return err.message;
-  return String(err);
+  // fetch rejects with a TypeError when no answer came (offline, refused, cut off).
+  if (err instanceof TypeError && /fetch|network|load failed/i.test(err.message)) return 'The server could not be reached: check the connection and try again.';
+  console.error(err);
+  return 'Something went wrong on this page: reload it to try again.';
 }
 
 const listeners = new Set<() => void>();

@@ -89,13 +89,19 @@ export function ReadOnlyNote({ show }: { show: boolean }) {
   return <p className="notice">You have read-only access to this project: ask an admin to make changes.</p>;
 }
 
+/** A time the page cannot read is shown as given rather than failing the whole page. */
+function formatted(format: Intl.DateTimeFormat, iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : format.format(at);
+}
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
-  return dateTime.format(new Date(iso));
+  return formatted(dateTime, iso);
 }
 
 const time = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' });
 export function formatTime(iso: string): string {
-  return time.format(new Date(iso));
+  return formatted(time, iso);
 }

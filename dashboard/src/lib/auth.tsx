@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
-import { api, onSessionEnded, unwrap } from '../api/client';
+import { api, errorMessage, onSessionEnded, unwrap } from '../api/client';
 import type { components } from '../api/schema';
 
 export type Me = components['schemas']['Me'];
@@ -77,7 +77,7 @@ export function RequireSession({ children }: { children: ReactNode }) {
   const me = useQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 60_000 });
   useEffect(() => onSessionEnded(() => queryClient.setQueryData(ME_KEY, null)), [queryClient]);
   if (me.isPending) return <p className="content" role="status">Loading…</p>;
-  if (me.isError) return <p className="content form-error" role="alert">Could not reach the server: {String(me.error.message)}</p>;
+  if (me.isError) return <p className="content form-error" role="alert">Could not check your session: {errorMessage(me.error)}</p>;
   if (!me.data) {
     const next = location.pathname + location.search;
     return <Navigate to={`/login${next && next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`} replace />;
