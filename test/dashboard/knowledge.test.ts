@@ -157,6 +157,43 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Knowledge page ($
     await context.close();
   }, 120_000);
 
+  it('marks the FAQ item the server refused as the form shows it, blank items in between, and says what was added in words', async () => {
+    const { project } = await createProject(stack.t, {}, 'FAQ shop');
+    const admin = await seedUser(stack.t, { projectId: project.id, role: 'admin' });
+    const context = await newContext(browser);
+    context.setDefaultTimeout(10_000);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, admin.email, admin.password);
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/knowledge`);
+    await page.getByRole('radio', { name: 'FAQ' }).check();
+    await page.getByLabel('Question 1').fill('Do you ship abroad?');
+    await page.getByLabel('Answer 1').fill('Yes, we ship to every country in the European Union.');
+    // Item 2 is left blank (it is not sent); item 3 has a question without its answer.
+    await page.getByRole('button', { name: 'Add a question' }).click();
+    await page.getByRole('button', { name: 'Add a question' }).click();
+    await page.getByLabel('Question 3').fill('How much is shipping?');
+    await page.getByRole('button', { name: 'Add source' }).click();
+    const answer3 = page.getByLabel('Answer 3');
+    await expect.poll(() => answer3.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Answer 2').getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByLabel('Question 2').getAttribute('aria-invalid')).toBeNull();
+    expect(await page.getByLabel('Question 3').inputValue()).toBe('How much is shipping?');
+    expect(await sources(project.id)).toEqual([]);
+
+    await answer3.fill('Shipping is free above 50 euros.');
+    await page.getByRole('button', { name: 'Add source' }).click();
+    const added = page.getByRole('status').filter({ hasText: 'added' });
+    await expect.poll(() => added.textContent()).toBe('FAQ added with 2 questions: it is being read now.');
+    const [stored] = await eventually(async () => {
+      const all = await sources(project.id);
+      return all.length === 1 && all[0].status === 'ready' ? all : undefined;
+    }, 'the FAQ to be ready');
+    expect(stored.type).toBe('faq');
+    await page.locator(`tr[data-source-id="${stored.id}"] [data-status="ready"]`).waitFor({ timeout: 20_000 });
+    expect(await page.locator('main').textContent()).not.toContain(stored.id);
+    await context.close();
+  }, 120_000);
+
   it('uploads several dropped files, each with its own result, and keeps a refused one with the reason', async () => {
     const { project } = await createProject(stack.t, {}, 'Upload shop');
     const admin = await seedUser(stack.t, { projectId: project.id, role: 'admin' });

@@ -1,6 +1,6 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, unwrap } from '../../api/client';
+import { api, ApiError, unwrap } from '../../api/client';
 import type { components } from '../../api/schema';
 import { errorsUnder, formLevelError } from '../kit/kit';
 import { Field, FormError } from '../ui';
@@ -23,6 +23,37 @@ interface FaqItem {
   answer: string;
 }
 
+/** The FAQ items worth sending (blank ones are left out), each with its place in the form. */
+function faqToSend(items: FaqItem[]): { items: FaqItem[]; places: number[] } {
+  const places = items.flatMap((item, i) => (item.question.trim() || item.answer.trim() ? [i] : []));
+  return { items: places.map((i) => items[i]), places };
+}
+
+/**
+ * The API's error with `items.N…` paths (N counts the items sent) turned into the places of those
+ * items in the form, so a message lands on the item the person sees, blank ones in between or not.
+ */
+function errorAtPlaces(err: unknown, places: number[]): unknown {
+  if (!(err instanceof ApiError) || places.length === 0) return err;
+  const details = err.details.map((d) => {
+    const path = d.path.replace(/^\//, '').replaceAll('/', '.');
+    const at = /^items\.(\d+)(?=\.|$)/.exec(path);
+    const place = at ? places[Number(at[1])] : undefined;
+    return at && place !== undefined ? { ...d, path: `items.${place}${path.slice(at[0].length)}` } : d;
+  });
+  return new ApiError(err.status, err.message, details);
+}
+
+/** What a person reads once a source is accepted: its title, or for an untitled one what it holds. */
+function addedMessage(source: { title?: string | null; url?: string | null; type: string }, faqCount: number): string {
+  const name = source.title ?? source.url;
+  if (source.type === 'faq') {
+    const pairs = `${faqCount} question${faqCount === 1 ? '' : 's'}`;
+    return name ? `Added “${name}” with ${pairs}: it is being read now.` : `FAQ added with ${pairs}: it is being read now.`;
+  }
+  return name ? `Added “${name}”: it is being read now.` : `${KINDS.find((k) => k.kind === source.type)?.label ?? 'Source'} added: it is being read now.`;
+}
+
 /**
  * Adds a source of any kind. Each kind keeps its own inputs while another is shown, and a refused
  * save leaves everything typed in place with the API's message next to the field it names.
@@ -41,8 +72,8 @@ export function AddSource({ projectId, canConfigure, onAdded }: { projectId: str
 
   const create = useMutation({
     mutationFn: async (body: CreateBody) => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/knowledge', { params: { path: { projectId } }, body })).source,
-    onSuccess: (source) => {
-      setAdded(`Added “${source.title ?? source.url ?? source.id}”: it is being read now.`);
+    onSuccess: (source, body) => {
+      setAdded(addedMessage(source, body.items?.length ?? 0));
       // Only what was saved is cleared; the other kinds keep their drafts.
       if (kind === 'text') setText('');
       if (kind === 'markdown') setMarkdown('');
@@ -63,7 +94,7 @@ export function AddSource({ projectId, canConfigure, onAdded }: { projectId: str
       case 'markdown':
         return { type: 'markdown', content: markdown, ...t };
       case 'faq':
-        return { type: 'faq', items: faq.filter((i) => i.question.trim() || i.answer.trim()), ...t };
+        return { type: 'faq', items: faqToSend(faq).items, ...t };
       case 'url':
         return { type: 'url', url: url.trim(), maxDepth: Number(maxDepth), maxPages: pages, ...t };
       case 'sitemap':
@@ -73,14 +104,18 @@ export function AddSource({ projectId, canConfigure, onAdded }: { projectId: str
     }
   };
 
+  // Where each FAQ item sent sat in the form when it was sent, to place the server's errors.
+  const [sentPlaces, setSentPlaces] = useState<number[]>([]);
   const submit = (event: FormEvent) => {
     event.preventDefault();
     setAdded(null);
     const b = body();
-    if (typeof b !== 'string') create.mutate(b);
+    if (typeof b === 'string') return;
+    setSentPlaces(kind === 'faq' ? faqToSend(faq).places : []);
+    create.mutate(b);
   };
 
-  const err = create.error;
+  const err = errorAtPlaces(create.error, sentPlaces);
   const fields = ['title', 'content', 'items', 'url', 'maxDepth', 'maxPages', 'type'];
   const disabled = !canConfigure;
 
