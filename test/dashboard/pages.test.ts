@@ -111,8 +111,22 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
     expect(shown).toMatch(/^ad_pk_\w{32}$/);
     expect(await page.locator('#install-title ~ pre').first().textContent()).toContain(`apiKey: '${shown}'`);
     expect((await stack.t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(shown) })).statusCode).toBe(200);
-    await page.getByRole('button', { name: `Revoke ${shown.slice(0, 10)}`, exact: false }).first().click();
+    // Revoking breaks every site using the key: the first press only asks, and Cancel keeps it.
+    const keyRow = page.locator('tr', { has: page.locator('code', { hasText: shown.slice(0, 10) }) });
+    await keyRow.getByRole('button', { name: `Revoke ${shown.slice(0, 10)}`, exact: false }).click();
+    await keyRow.getByRole('button', { name: /^Yes, revoke ad_pk_/ }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
+    await keyRow.getByRole('button', { name: 'Cancel' }).click();
+    await keyRow.getByRole('button', { name: `Revoke ${shown.slice(0, 10)}`, exact: false }).click();
+    expect((await stack.t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(shown) })).statusCode).toBe(200);
+    await keyRow.getByRole('button', { name: /^Yes, revoke ad_pk_/ }).click();
     await expect.poll(async () => (await stack.t.app.inject({ method: 'GET', url: '/api/v1/widget/config', headers: auth(shown) })).statusCode).toBe(401);
+    await keyRow.getByText('Revoked').waitFor();
+    // The dead key is no longer offered to copy: the snippet falls back to the project's live public key.
+    const install = page.locator('#install-title ~ pre').first();
+    await expect.poll(() => install.textContent()).not.toContain(shown);
+    expect(await install.textContent()).toContain('(your full public key)');
+    expect(await page.locator('body').textContent()).not.toContain(shown);
 
     // Rotating the HMAC secret shows the new one once; signatures made with it verify.
     await page.getByRole('button', { name: 'Rotate HMAC secret' }).click();

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../api/client';
+import { ConfirmButton } from './kit/kit';
 import { Field, formatDateTime, FormError, QueryStatus } from './ui';
 
 /** Shown once: a key or secret the server keeps only as a hash. */
@@ -52,7 +53,11 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
   });
   const revoke = useMutation({
     mutationFn: async (keyId: string) => unwrap(await api.DELETE('/api/v1/admin/projects/{projectId}/keys/{keyId}', { params: { path: { projectId, keyId } } })),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: keysKey }),
+    onSuccess: (_, keyId) => {
+      // A revoked key must not stay on screen to be copied: neither in the snippet nor as "copy it now".
+      if (create.data?.key.id === keyId) create.reset();
+      void queryClient.invalidateQueries({ queryKey: keysKey });
+    },
   });
   const [confirmRotate, setConfirmRotate] = useState(false);
   const rotate = useMutation({
@@ -64,7 +69,9 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
     event.preventDefault();
     create.mutate();
   };
-  const newPublic = create.data && create.data.key.kind === 'public' ? create.data.secret : null;
+  // The key just created, unless the list says it has been revoked since (here or elsewhere).
+  const created = create.data && !keys.data?.some((k) => k.id === create.data.key.id && k.revokedAt) ? create.data : undefined;
+  const newPublic = created && created.key.kind === 'public' ? created.secret : null;
   const activePublic = keys.data?.find((k) => k.kind === 'public' && !k.revokedAt);
 
   return (
@@ -87,7 +94,10 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
 
       <section className="card stack" aria-labelledby="keys-title">
         <h2 id="keys-title">API keys</h2>
-        <p className="muted">Public keys (ad_pk_…) go in web pages. Secret keys (ad_sk_…) administer the project from your servers: never put one in a page.</p>
+        <p className="muted">
+          Public keys (ad_pk_…) go in web pages. Secret keys (ad_sk_…) administer the project from your servers: never put one in a page. Revoking a key
+          stops it at once, on every site or server that uses it.
+        </p>
         <QueryStatus query={keys} />
         {keys.data ? (
           <div className="table-wrap">
@@ -117,9 +127,14 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
                       {k.revokedAt ? (
                         <span className="badge bad">Revoked</span>
                       ) : (
-                        <button type="button" className="secondary" disabled={!canConfigure || revoke.isPending} onClick={() => revoke.mutate(k.id)} aria-label={`Revoke ${k.prefix}`}>
-                          Revoke
-                        </button>
+                        <ConfirmButton
+                          label="Revoke"
+                          name={`Revoke ${k.prefix}`}
+                          confirmLabel={`Yes, revoke ${k.prefix}`}
+                          disabled={!canConfigure}
+                          busy={revoke.isPending && revoke.variables === k.id}
+                          onConfirm={() => revoke.mutate(k.id)}
+                        />
                       )}
                     </td>
                   </tr>
@@ -144,7 +159,7 @@ export function WidgetKeys({ projectId, canConfigure }: { projectId: string; can
             </Field>
           </div>
           <FormError error={create.error} />
-          {create.data ? <ShownOnce label={`New ${create.data.key.kind} key ${create.data.key.prefix}`} value={create.data.secret} /> : null}
+          {created ? <ShownOnce label={`New ${created.key.kind} key ${created.key.prefix}`} value={created.secret} /> : null}
           <div>
             <button type="submit" disabled={!canConfigure || create.isPending}>
               Create key

@@ -11,12 +11,15 @@ export function ConfirmButton({
   onConfirm,
   disabled,
   busy,
+  name,
 }: {
   label: string;
   confirmLabel: string;
   onConfirm: () => void;
   disabled?: boolean;
   busy?: boolean;
+  /** The first button's accessible name, when its label alone does not say what it acts on. */
+  name?: string;
 }) {
   const [asking, setAsking] = useState(false);
   const cancelRef = useRef<HTMLButtonElement>(null);
@@ -25,7 +28,7 @@ export function ConfirmButton({
   }, [asking]);
   if (!asking)
     return (
-      <button type="button" className="secondary" disabled={disabled || busy} onClick={() => setAsking(true)}>
+      <button type="button" className="secondary" disabled={disabled || busy} onClick={() => setAsking(true)} aria-label={name}>
         {label}
       </button>
     );
