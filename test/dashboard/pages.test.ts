@@ -77,6 +77,28 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
     expect((await getProject(project.id)).statusCode).toBe(404);
   });
 
+  it('Settings: clearing Model and Conversation TTL returns the project to the defaults', async () => {
+    const { project } = await createProject(stack.t, { model: 'builtin', conversationTtlMinutes: 60, instructions: 'Be brief.' }, 'Defaults shop');
+    const page = await ownerPage();
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/settings`);
+    const model = page.getByLabel('Model');
+    const ttl = page.getByLabel('Conversation TTL (minutes)');
+    await expect.poll(() => model.inputValue()).toBe('builtin');
+    expect(await ttl.inputValue()).toBe('60');
+    await model.fill('');
+    await ttl.fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved.').waitFor();
+    // Stored without them, so the server's model and the 1440-minute TTL apply; the rest is kept.
+    expect((await getProject(project.id)).json().project.settings).toEqual({ instructions: 'Be brief.', identityVerification: 'optional', allowedOrigins: [], rateLimits: {} });
+    expect(await model.inputValue()).toBe('');
+    expect(await ttl.inputValue()).toBe('');
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Instructions').inputValue()).toBe('Be brief.');
+    expect(await page.getByLabel('Model').inputValue()).toBe('');
+    expect(await page.getByLabel('Conversation TTL (minutes)').inputValue()).toBe('');
+  });
+
   it('Widget: previews the real widget with unsaved values, saves them, creates and revokes keys, and rotates the HMAC secret', async () => {
     const created = await createProject(stack.t, {}, 'Widget shop');
     const { project } = created;

@@ -37,15 +37,19 @@ function num(text: string): number | undefined {
   return text.trim() === '' ? undefined : Number(text);
 }
 
-/** The PATCH body: what the form says, settings merged one level deep by the server. */
+/**
+ * The PATCH body: what the form says, settings merged one level deep by the server. An empty Model
+ * or TTL is sent as null, which removes the stored value so the default applies again (leaving the
+ * key out would keep it).
+ */
 function bodyOf(form: Form) {
   const rateLimits = { chat: num(form.chat), session: num(form.session), general: num(form.general) };
   return {
     name: form.name,
     settings: {
       instructions: form.instructions,
-      ...(form.model.trim() ? { model: form.model.trim() } : {}),
-      ...(num(form.conversationTtlMinutes) !== undefined ? { conversationTtlMinutes: num(form.conversationTtlMinutes) } : {}),
+      model: form.model.trim() || null,
+      conversationTtlMinutes: num(form.conversationTtlMinutes) ?? null,
       identityVerification: form.identityVerification,
       allowedOrigins: form.allowedOrigins
         .split('\n')
@@ -72,7 +76,7 @@ export function Settings() {
 
   const save = useMutation({
     mutationFn: async (f: Form) =>
-      unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}', { params: { path: { projectId } }, body: bodyOf(f) as never })).project,
+      unwrap(await api.PATCH('/api/v1/admin/projects/{projectId}', { params: { path: { projectId } }, body: bodyOf(f) })).project,
     onSuccess: (updated) => {
       queryClient.setQueryData(projectKey(projectId), updated);
       void queryClient.invalidateQueries({ queryKey: projectsKey });
