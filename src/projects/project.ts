@@ -55,36 +55,62 @@ export const handoffSettingsSchema = z
   .strict()
   .meta({ id: 'HandoffSettings', description: 'When and how a conversation is handed to a person.' });
 
+const settingsShape = {
+  model: modelSpecSchema,
+  instructions: z.string().max(20_000).describe('Extra instructions for the agent, added to its system prompt.'),
+  widget: widgetSettingsSchema,
+  conversationTtlMinutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(525_600)
+    .describe('Idle minutes after which a conversation counts as closed. Default 1440.'),
+  identityVerification: z
+    .enum(['optional', 'required'])
+    .describe('"required": calls naming an end user must carry x-user-hmac or x-user-token.'),
+  allowedOrigins: z
+    .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'Expected an origin such as https://example.com'))
+    .max(100)
+    .describe('Browser origins allowed to call the runtime API. Empty or absent: any origin.'),
+  rateLimits: z
+    .object({ chat: rpm, session: rpm, general: rpm })
+    .partial()
+    .strict()
+    .describe('Requests per minute per client address, per bucket.'),
+  handoff: handoffSettingsSchema,
+};
+
 export const projectSettingsSchema = z
-  .object({
-    model: modelSpecSchema,
-    instructions: z.string().max(20_000).describe('Extra instructions for the agent, added to its system prompt.'),
-    widget: widgetSettingsSchema,
-    conversationTtlMinutes: z
-      .number()
-      .int()
-      .min(1)
-      .max(525_600)
-      .describe('Idle minutes after which a conversation counts as closed. Default 1440.'),
-    identityVerification: z
-      .enum(['optional', 'required'])
-      .describe('"required": calls naming an end user must carry x-user-hmac or x-user-token.'),
-    allowedOrigins: z
-      .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'Expected an origin such as https://example.com'))
-      .max(100)
-      .describe('Browser origins allowed to call the runtime API. Empty or absent: any origin.'),
-    rateLimits: z
-      .object({ chat: rpm, session: rpm, general: rpm })
-      .partial()
-      .strict()
-      .describe('Requests per minute per client address, per bucket.'),
-    handoff: handoffSettingsSchema,
-  })
+  .object(settingsShape)
   .partial()
   .strict()
   .meta({ id: 'ProjectSettings', description: 'Project settings; every field is optional.' });
 
+/**
+ * A change to a project's settings: the keys given replace or merge into the stored ones, and a key
+ * set to null is removed, so that its default applies again (an empty Model field means "the
+ * server's default", which leaving the key out cannot say).
+ */
+export const projectSettingsPatchSchema = z
+  .object({
+    model: settingsShape.model.nullable(),
+    instructions: settingsShape.instructions.nullable(),
+    widget: settingsShape.widget.nullable(),
+    conversationTtlMinutes: settingsShape.conversationTtlMinutes.nullable(),
+    identityVerification: settingsShape.identityVerification.nullable(),
+    allowedOrigins: settingsShape.allowedOrigins.nullable(),
+    rateLimits: settingsShape.rateLimits.nullable(),
+    handoff: settingsShape.handoff.nullable(),
+  } satisfies { [K in keyof typeof settingsShape]: z.ZodNullable<(typeof settingsShape)[K]> })
+  .partial()
+  .strict()
+  .meta({
+    id: 'ProjectSettingsChange',
+    description: 'Settings to change: a key given replaces the stored one (`widget`, `rateLimits` and `handoff` merge their fields); null removes it, back to its default.',
+  });
+
 export type ProjectSettings = z.infer<typeof projectSettingsSchema>;
+export type ProjectSettingsChange = z.infer<typeof projectSettingsPatchSchema>;
 export type WidgetSettings = z.infer<typeof widgetSettingsSchema>;
 
 /** Idle minutes after which a conversation counts as closed, when the project does not say. */

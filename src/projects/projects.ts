@@ -6,7 +6,7 @@ import { isUniqueViolation, type Database } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { ProjectsTable } from '../store/schema.js';
 import { createKey } from './keys.js';
-import { projectSettingsSchema, toProject, type Project, type ProjectSettings } from './project.js';
+import { projectSettingsSchema, toProject, type Project, type ProjectSettings, type ProjectSettingsChange } from './project.js';
 
 type Db = Kysely<Database>;
 
@@ -77,11 +77,14 @@ export async function projectExists(db: Db, id: string): Promise<boolean> {
   return (await db.selectFrom('projects').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
 }
 
-/** Renames and/or merges settings one level deep: `{widget: {primaryColor}}` keeps other widget fields. */
+/**
+ * Renames and/or merges settings one level deep: `{widget: {primaryColor}}` keeps other widget
+ * fields, and a key set to null is removed, so its default applies again.
+ */
 export async function updateProject(
   db: Db,
   id: string,
-  patch: { name?: string; settings?: ProjectSettings },
+  patch: { name?: string; settings?: ProjectSettingsChange },
 ): Promise<Project> {
   return db.transaction().execute(async (trx) => {
     // Read under the row's lock: two patches at once merge one after the other, neither is lost.
@@ -89,6 +92,10 @@ export async function updateProject(
     const current = toProject(await getProjectRow(trx, id));
     const settings: Record<string, unknown> = { ...current.settings };
     for (const [key, value] of Object.entries(patch.settings ?? {})) {
+      if (value === null) {
+        delete settings[key];
+        continue;
+      }
       const prev = settings[key];
       settings[key] =
         value && typeof value === 'object' && !Array.isArray(value) && prev && typeof prev === 'object' && !Array.isArray(prev)

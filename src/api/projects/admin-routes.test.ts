@@ -124,6 +124,34 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
     expect(stale.statusCode).toBe(401);
   });
 
+  it('removes a setting patched to null, so its default applies again, and keeps the others', async () => {
+    const p = await create('Reset me', { model: 'builtin', conversationTtlMinutes: 60, instructions: 'Be brief.', rateLimits: { chat: 45 } });
+    const id = p.project.id;
+    const patch = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/admin/projects/${id}`,
+      headers: auth(p.secretKey),
+      payload: { settings: { model: null, conversationTtlMinutes: null, rateLimits: { session: 5 } } },
+    });
+    expect(patch.statusCode).toBe(200);
+    expect(patch.json().project.settings).toEqual({ instructions: 'Be brief.', rateLimits: { chat: 45, session: 5 } });
+    const row = await t.deps.store.db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.settings)).toEqual({ instructions: 'Be brief.', rateLimits: { chat: 45, session: 5 } });
+
+    // An object setting goes as a whole; a key the project never set is no error.
+    const whole = await t.app.inject({ method: 'PATCH', url: `/api/v1/admin/projects/${id}`, headers: adminAuth(), payload: { settings: { rateLimits: null, widget: null } } });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.json().project.settings).toEqual({ instructions: 'Be brief.' });
+
+    // null removes a whole setting only: inside one, and on create, it is still refused.
+    const nested = await t.app.inject({ method: 'PATCH', url: `/api/v1/admin/projects/${id}`, headers: adminAuth(), payload: { settings: { rateLimits: { chat: null } } } });
+    expect(nested.statusCode).toBe(400);
+    expect(nested.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'settings.rateLimits.chat' }] });
+    const onCreate = await t.app.inject({ method: 'POST', url: '/api/v1/admin/projects', headers: adminAuth(), payload: { name: 'Null', settings: { model: null } } });
+    expect(onCreate.statusCode).toBe(400);
+    expect(onCreate.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'settings.model' }] });
+  });
+
   it('answers 404 Project not found for unknown ids on every project route', async () => {
     const routes: Array<[string, string, object?]> = [
       ['GET', ''],

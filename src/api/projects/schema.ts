@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { projectSettingsSchema } from '../../projects/project.js';
+import { projectSettingsPatchSchema, projectSettingsSchema } from '../../projects/project.js';
 
 export const projectSchema = z
   .object({
@@ -36,10 +36,10 @@ export const createProjectBody = z
 export const patchProjectBody = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
-    settings: projectSettingsSchema.optional(),
+    settings: projectSettingsPatchSchema.optional(),
   })
   .strict()
-  .meta({ id: 'UpdateProjectRequest', description: 'Fields to change; `settings` merges one level deep.' });
+  .meta({ id: 'UpdateProjectRequest', description: 'Fields to change; `settings` merges one level deep, and a setting set to null is removed (back to its default).' });
 
 export const createKeyBody = z
   .object({
