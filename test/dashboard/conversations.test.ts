@@ -1,4 +1,4 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendMessage } from '../../src/conversations/messages.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../src/knowledge/jobs.js';
@@ -84,16 +84,28 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
     return { ...created, refund: refund.conversationId, order: order.conversationId, hello: hello.conversationId };
   }
 
-  it('filters by status, date, end user and feedback, shows the transcript with sources, tool calls and ratings, and closes', async () => {
+  /** A seeded project and one of its agents signed in: where each test here starts. */
+  async function signedInAgent() {
     const s = await seeded();
     const agent = await seedUser(stack.t, { projectId: s.project.id, role: 'agent' });
     const context = await newContext(browser);
     context.setDefaultTimeout(10_000);
     const page = await context.newPage();
     await signIn(page, stack.origin, agent.email, agent.password);
-    await page.getByRole('link', { name: 'Conversations' }).click();
+    return { s, context, page };
+  }
+
+  /** The conversation list and the ids it shows, in order. */
+  function conversationList(page: Page) {
     const list = page.getByRole('list', { name: 'Conversations' });
     const ids = async () => list.locator('li[data-conversation-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-conversation-id')));
+    return { list, ids };
+  }
+
+  it('filters by status, date, end user and feedback, shows the transcript with sources, tool calls and ratings, and closes', async () => {
+    const { s, context, page } = await signedInAgent();
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    const { list, ids } = conversationList(page);
     await expect.poll(ids).toEqual([s.hello, s.order, s.refund]);
 
     const apply = () => page.getByRole('button', { name: 'Apply filters' }).click();
@@ -165,15 +177,9 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
   }, 120_000);
 
   it('keeps the filter controls and the list in step with the address on Back, Forward and reload', async () => {
-    const s = await seeded();
-    const agent = await seedUser(stack.t, { projectId: s.project.id, role: 'agent' });
-    const context = await newContext(browser);
-    context.setDefaultTimeout(10_000);
-    const page = await context.newPage();
-    await signIn(page, stack.origin, agent.email, agent.password);
+    const { s, context, page } = await signedInAgent();
     await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations`);
-    const list = page.getByRole('list', { name: 'Conversations' });
-    const ids = async () => list.locator('li[data-conversation-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-conversation-id')));
+    const { list, ids } = conversationList(page);
     const controls = async () => ({
       status: await page.getByLabel('Status').inputValue(),
       user: await page.getByLabel('End user').inputValue(),
