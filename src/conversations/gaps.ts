@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable, Transaction } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { clipText } from '../lib/nul.js';
@@ -254,6 +254,22 @@ export async function releaseGap(db: Db, claim: GapClaim): Promise<void> {
     .where('updated_at', '=', claim.at)
     .where('faq_source_id', 'is', null)
     .execute();
+}
+
+/**
+ * The gaps resolved into a source that is being deleted (the answers FAQ) are unanswered again:
+ * open, with every time they were asked, and their answer kept for whoever answers them next. A
+ * dismissed one stays dismissed, without the source.
+ */
+export async function reopenGapsAnsweredBy(db: Db | Transaction<Database>, projectId: string, sourceId: string): Promise<void> {
+  await db
+    .updateTable('knowledge_gaps')
+    .set({ status: 'open', faq_source_id: null, closed_at: null, updated_at: now() })
+    .where('project_id', '=', projectId)
+    .where('faq_source_id', '=', sourceId)
+    .where('status', '=', 'resolved')
+    .execute();
+  await db.updateTable('knowledge_gaps').set({ faq_source_id: null }).where('project_id', '=', projectId).where('faq_source_id', '=', sourceId).execute();
 }
 
 /** Hides a gap for good: its question is not one the help content should answer. Repeating it changes nothing. */

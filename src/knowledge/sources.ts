@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { storable } from '../lib/nul.js';
@@ -90,7 +90,7 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 }
 
 /** Deletes a source; its chunks (and their index entries) and jobs go with it by cascade. */
-export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
+export async function deleteSource(db: Db, projectId: string, sourceId: string, alsoDelete?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await getSource(db, projectId, sourceId);
   await db.transaction().execute(async (trx) => {
     // Jobs first, then the source (the order a claim locks them in; see deleteSourceJobs). Two
@@ -99,17 +99,8 @@ export async function deleteSource(db: Db, projectId: string, sourceId: string):
     await trx.deleteFrom('knowledge_chunks').where('source_id', '=', sourceId).execute();
     const deleted = await trx.deleteFrom('knowledge_sources').where('id', '=', sourceId).executeTakeFirst();
     if (Number(deleted.numDeletedRows) === 0) throw NotFound('Knowledge source not found');
-    // Gaps resolved into this source (the answers FAQ) are unanswered again: open, with every time
-    // they were asked, and their answer kept for whoever answers them next. A dismissed one stays so.
-    const at = now();
-    await trx
-      .updateTable('knowledge_gaps')
-      .set({ status: 'open', faq_source_id: null, closed_at: null, updated_at: at })
-      .where('project_id', '=', projectId)
-      .where('faq_source_id', '=', sourceId)
-      .where('status', '=', 'resolved')
-      .execute();
-    await trx.updateTable('knowledge_gaps').set({ faq_source_id: null }).where('project_id', '=', projectId).where('faq_source_id', '=', sourceId).execute();
+    // What refers to the source elsewhere goes with it, in the same transaction.
+    await alsoDelete?.(trx);
   });
 }
 

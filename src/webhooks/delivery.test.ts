@@ -143,7 +143,7 @@ describe.each(dialects)('webhook events and delivery on $name', (dialect) => {
         feedback: { id: expect.any(String), messageId: messages[1]!.id, rating: 'NEGATIVE', comment: 'Not what I asked', createdAt: expect.any(String), updatedAt: expect.any(String) },
       },
     ]);
-    expect(byType('conversation.closed')).toEqual([{ conversation: { id: conversationId, projectId: p.project.id, status: 'CLOSED', closedAt: expect.any(String) } }]);
+    expect(byType('conversation.closed')).toEqual([{ conversation: { id: conversationId, projectId: p.project.id, status: 'CLOSED', closedAt: expect.any(String) }, previousHandoff: null }]);
     expect(byType('knowledge.source.ready')[0]).toMatchObject({ source: { projectId: p.project.id, type: 'text', title: 'Opening hours', status: 'ready' } });
     expect(byType('knowledge.source.ready')[0]!.source.chunkCount).toBeGreaterThan(0);
     expect(byType('knowledge.source.failed')[0]).toMatchObject({ source: { type: 'url', status: 'failed', error: expect.any(String) } });

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX } from '../../http/auth.js';
 import { validationErrorSchema } from '../../http/error-schemas.js';
-import { deleteSource, searchWithSources } from '../../knowledge/sources.js';
+import { searchWithSources } from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
 import { clipText, nulDetails } from '../../lib/nul.js';
@@ -21,7 +21,7 @@ import {
   sourceWrapped,
   uploadSourceBody,
 } from './schema.js';
-import { createSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from './service.js';
+import { createSource, deleteSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/knowledge`;
 /** Uploaded files and pasted content: large enough for a manual, small enough to hold in memory. */

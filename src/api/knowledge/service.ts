@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { reopenGapsAnsweredBy } from '../../conversations/gaps.js';
 import type { KnowledgeDeps } from '../../knowledge/runtime.js';
 import * as sources from '../../knowledge/sources.js';
 import type { SourceType } from '../../knowledge/types.js';
@@ -114,4 +115,12 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 
 export async function syncSource(deps: KnowledgeDeps, projectId: string, sourceId: string): Promise<KnowledgeSource> {
   return toSource(await sources.syncSource(deps, projectId, sourceId));
+}
+
+/**
+ * Deletes the source with its chunks and jobs; the knowledge gaps it answered (the answers FAQ) are
+ * reopened in the same transaction, since nothing answers their questions any more.
+ */
+export async function deleteSource(db: Db, projectId: string, sourceId: string): Promise<void> {
+  await sources.deleteSource(db, projectId, sourceId, (trx) => reopenGapsAnsweredBy(trx, projectId, sourceId));
 }
