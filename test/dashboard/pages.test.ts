@@ -37,6 +37,38 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
   }
   const getProject = async (id: string) => stack.t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${id}`, headers: adminAuth() });
 
+  it('a session that ends while a form is being filled keeps what was typed, and signing in again saves it', async () => {
+    const { project } = await createProject(stack.t, {}, 'Session shop');
+    const owner = await seedUser(stack.t, { role: 'owner' });
+    const page = await context.newPage();
+    await signIn(page, stack.origin, owner.email, owner.password);
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/settings`);
+    await page.getByLabel('Instructions').fill('Keep it short and kind.');
+    // The session ends on the server (expiry, a sign-out elsewhere): the next call answers 401.
+    await stack.t.deps.store.db.deleteFrom('sessions').where('user_id', '=', owner.id).execute();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Your session has ended' });
+    await dialog.waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/p/${project.id}/settings`);
+    expect(await page.getByLabel('Instructions').inputValue()).toBe('Keep it short and kind.');
+    await expect(dialog.getByLabel('Email').inputValue()).resolves.toBe(owner.email);
+    await expectAccessible(page, 'session ended');
+    await dialog.getByLabel('Password').fill('not the password');
+    await dialog.getByRole('button', { name: 'Sign in again' }).click();
+    await dialog.getByRole('alert').waitFor();
+    await dialog.getByLabel('Password').fill(owner.password);
+    await dialog.getByRole('button', { name: 'Sign in again' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    // Same user, same page, same input: saving now works.
+    expect(await page.getByLabel('Instructions').inputValue()).toBe('Keep it short and kind.');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await getProject(project.id)).json().project.settings.instructions).toBe('Keep it short and kind.');
+    // Signing out is not a session that ended: it leads to the sign-in page.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to AnswerDesk' }).waitFor();
+  });
+
   it('Settings: shows an API error next to its field without losing input, saves, and deletes with a typed confirmation', async () => {
     const { project } = await createProject(stack.t, {}, 'Settings shop');
     const page = await ownerPage();
