@@ -159,7 +159,7 @@ export async function listConversations(
  * leaves the people's inbox. `conversation.closed` goes out when this call closed it (not for a
  * repeat), with the handoff it ended (`previousHandoff`, null when there was none).
  */
-export async function closeConversation(db: Db, projectId: string, id: string): Promise<ConversationRow> {
+export async function closeConversation(db: Db, projectId: string, id: string): Promise<void> {
   return db.transaction().execute(async (trx) => {
     const at = now();
     const before = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
@@ -171,12 +171,10 @@ export async function closeConversation(db: Db, projectId: string, id: string): 
       .where('project_id', '=', projectId)
       .where('status', '=', 'ACTIVE')
       .executeTakeFirst();
-    if (Number(closed.numUpdatedRows) > 0) {
-      await enqueueEvent(trx, projectId, 'conversation.closed', {
-        conversation: { id, projectId, status: 'CLOSED', closedAt: at },
-        previousHandoff: handoffState(before),
-      });
-    }
-    return trx.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    if (Number(closed.numUpdatedRows) === 0) return;
+    await enqueueEvent(trx, projectId, 'conversation.closed', {
+      conversation: { id, projectId, status: 'CLOSED', closedAt: at },
+      previousHandoff: handoffState(before),
+    });
   });
 }

@@ -5,6 +5,7 @@ import type { Project } from '../projects/project.js';
 import type { Database } from '../store/index.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationsTable } from '../store/schema.js';
+import { authorOf, type MessageAuthor } from './messages.js';
 import { effectiveStatus, type ConversationStatus } from './status.js';
 
 type Db = Kysely<Database>;
@@ -166,7 +167,7 @@ async function projectOf(db: Tx, conversationId: string): Promise<string> {
 
 interface TranscriptEntry {
   role: 'user' | 'assistant';
-  author: { type: 'agent' } | { type: 'human'; id: string | null; name: string } | null;
+  author: MessageAuthor | null;
   content: string;
   createdAt: string;
 }
@@ -183,7 +184,7 @@ async function transcriptOf(db: Tx, conversationId: string): Promise<TranscriptE
     .execute();
   return rows.reverse().map((r) => ({
     role: r.role,
-    author: r.role === 'user' ? null : r.author_type === 'human' ? { type: 'human', id: r.author_id, name: r.author_name ?? '' } : { type: 'agent' },
+    author: r.role === 'user' ? null : authorOf(r),
     content: r.content.length > TRANSCRIPT_TEXT ? `${clipText(r.content, TRANSCRIPT_TEXT)}…` : r.content,
     createdAt: r.created_at,
   }));

@@ -3,9 +3,8 @@ import { newId, now } from '../lib/ids.js';
 import { clipText } from '../lib/nul.js';
 import type { Database } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
-import type { MessageOutcome, MessagesTable } from '../store/schema.js';
+import type { ConversationsTable, MessageOutcome, MessagesTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
-import type { ConversationRow } from './conversations.js';
 
 type Db = Kysely<Database>;
 export type MessageRow = Selectable<MessagesTable>;
@@ -24,6 +23,11 @@ export async function listMessages(db: Db, conversationId: string, options: { in
 }
 
 /** A message as an answer needs it: who said what, and whether it failed. */
+/** The author of a stored assistant message, as every read and event shows it. */
+export function authorOf(row: Pick<MessageRow, 'author_type' | 'author_id' | 'author_name'>): MessageAuthor {
+  return row.author_type === 'human' ? { type: 'human', id: row.author_id, name: row.author_name ?? '' } : { type: 'agent' };
+}
+
 export type HistoryMessage = Pick<MessageRow, 'id' | 'role' | 'content' | 'status'>;
 
 /**
@@ -100,7 +104,7 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
  * `supersedes` the message replaces that answer: the old one is marked superseded and the count
  * stays the same. `message.created` goes out in the same transaction.
  */
-export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
+export async function appendMessage(db: Db, conversation: Pick<ConversationsTable, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
     if (!(await lockRow(trx, 'conversations', conversation.id))) throw new Error(`Conversation ${conversation.id} not found`);
     const at = now();
@@ -164,7 +168,7 @@ export async function appendMessage(db: Db, conversation: Pick<ConversationRow, 
         content: row.content,
         status: row.status,
         outcome: row.outcome,
-        ...(row.author_type ? { author: row.author_type === 'human' ? { type: 'human', id: row.author_id, name: row.author_name } : { type: 'agent' } } : {}),
+        ...(row.author_type ? { author: authorOf(row) } : {}),
         sources: msg.sources ?? null,
         ...(replaced ? { supersedes: msg.supersedes } : {}),
         createdAt: at,

@@ -76,6 +76,13 @@ export function storeOptions(config: Config): StoreOptions {
 /** Margin past statement_timeout after which the client stops waiting for the server's answer. */
 const READ_TIMEOUT_MARGIN_MS = 1000;
 
+/** The file a `sqlite:<path>` URL names; null for in-memory SQLite and for PostgreSQL. */
+export function sqliteFile(url: string): string | null {
+  if (!url.startsWith('sqlite:')) return null;
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? null : path;
+}
+
 /**
  * Opens the database named by `url` (`sqlite:<path>`, `sqlite::memory:` or `postgres://…`) and
  * brings its schema up to date.

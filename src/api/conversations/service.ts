@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { listConversations, type ConversationRow } from '../../conversations/conversations.js';
-import type { MessageRow } from '../../conversations/messages.js';
+import { authorOf, type MessageRow } from '../../conversations/messages.js';
 import { currentHandoff } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { Project } from '../../projects/project.js';
@@ -28,7 +28,7 @@ export function toMessage(row: MessageRow): Message {
     base.status = row.status;
     if (row.sources) base.sources = JSON.parse(row.sources);
     if (row.parts) base.parts = JSON.parse(row.parts);
-    base.author = row.author_type === 'human' ? { type: 'human', id: row.author_id, name: row.author_name ?? '' } : { type: 'agent' };
+    base.author = authorOf(row);
   }
   return base;
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { PREVIEW_LENGTH } from '../../conversations/messages.js';
+import { authorOf, PREVIEW_LENGTH } from '../../conversations/messages.js';
 import { messagesBetween, projectCounts, topQuestions } from '../../conversations/reports.js';
 import { packCursor, unpackCursor } from '../../lib/cursor.js';
 import { BadRequest } from '../../lib/errors.js';
@@ -53,9 +53,7 @@ export async function activityFeed(
     preview: clipText(r.content, PREVIEW_LENGTH),
     createdAt: r.created_at,
     endUserExternalId: r.end_user_external_id,
-    ...(r.role === 'assistant'
-      ? { author: r.author_type === 'human' ? { type: 'human' as const, id: r.author_id, name: r.author_name ?? '' } : { type: 'agent' as const } }
-      : {}),
+    ...(r.role === 'assistant' ? { author: authorOf(r) } : {}),
   }));
   return { messages, nextCursor: encodeActivityCursor(horizon), truncated };
 }

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
 import type { AppDeps } from '../../deps.js';
 import type { ErrorDetail } from '../../lib/errors.js';
-import { openStore, storeOptions, type Store } from '../../store/index.js';
+import { openStore, sqliteFile, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -78,13 +78,6 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
   } finally {
     await store.close();
   }
-}
-
-/** The file of a `sqlite:<path>` database URL; null for PostgreSQL and in-memory SQLite. */
-function sqliteFile(url: string): string | null {
-  if (!url.startsWith('sqlite:')) return null;
-  const path = url.slice('sqlite:'.length);
-  return path === ':memory:' ? null : path;
 }
 
 /** The app's deps around the database (no HTTP, a local limiter): for commands that ingest or answer. */

@@ -52,19 +52,23 @@ export function ConfirmButton({
   );
 }
 
+/** An error detail's path in dots (`items.2.answer`), whether the API wrote it so or as a pointer (`/items/2/answer`). */
+export function detailPath(path: string): string {
+  return path.replace(/^\//, '').replaceAll('/', '.');
+}
+
 /**
  * The API's messages for one field and everything under it (`parameters` also collects
  * `parameters.properties.x.type`), each with the rest of its path, joined for display.
  */
 export function errorsUnder(err: unknown, field: string): string | undefined {
   if (!(err instanceof ApiError)) return undefined;
-  const norm = (p: string) => p.replace(/^\//, '').replaceAll('/', '.');
   const found = err.details.filter((d) => {
-    const p = norm(d.path);
+    const p = detailPath(d.path);
     return p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`);
   });
   if (!found.length) return undefined;
-  return found.map((d) => (norm(d.path) === field ? d.message : `${norm(d.path).slice(field.length + 1)}: ${d.message}`)).join('; ');
+  return found.map((d) => (detailPath(d.path) === field ? d.message : `${detailPath(d.path).slice(field.length + 1)}: ${d.message}`)).join('; ');
 }
 
 /** The API's error for a whole form, unless every detail is already shown next to one of `fields`. */

@@ -2,7 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../../api/client';
 import type { components } from '../../api/schema';
-import { errorsUnder, formLevelError } from '../kit/kit';
+import { detailPath, errorsUnder, formLevelError } from '../kit/kit';
 import { Field, FormError } from '../ui';
 import { FileUpload } from './FileUpload';
 
@@ -36,7 +36,7 @@ function faqToSend(items: FaqItem[]): { items: FaqItem[]; places: number[] } {
 function errorAtPlaces(err: unknown, places: number[]): unknown {
   if (!(err instanceof ApiError) || places.length === 0) return err;
   const details = err.details.map((d) => {
-    const path = d.path.replace(/^\//, '').replaceAll('/', '.');
+    const path = detailPath(d.path);
     const at = /^items\.(\d+)(?=\.|$)/.exec(path);
     const place = at ? places[Number(at[1])] : undefined;
     return at && place !== undefined ? { ...d, path: `items.${place}${path.slice(at[0].length)}` } : d;
