@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { storable } from '../lib/nul.js';
+import { isDeadlock } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
@@ -92,6 +93,23 @@ export async function getSource(db: Db, projectId: string, sourceId: string): Pr
 /** Deletes a source; its chunks (and their index entries) and jobs go with it by cascade. */
 export async function deleteSource(db: Db, projectId: string, sourceId: string, alsoDelete?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await getSource(db, projectId, sourceId);
+  // Two deletes and a sync of one source at once can still meet in a deadlock on PostgreSQL: the
+  // sync's new job, committed between the two deletes' own job deletes, is held by the second while
+  // the first's cascade from the source's row needs it. The victim was rolled back whole and runs
+  // again (finding the source gone: 404).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deleteSourceOnce(db, sourceId, alsoDelete);
+    } catch (err) {
+      if (!isDeadlock(err) || attempt >= DELETE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** Tries of a source's deletion that PostgreSQL picks as a deadlock's victim. */
+const DELETE_ATTEMPTS = 3;
+
+async function deleteSourceOnce(db: Db, sourceId: string, alsoDelete?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // Jobs first, then the source (the order a claim locks them in; see deleteSourceJobs). Two
     // deletes at once: the second finds the source gone (404), as it would one after the other.

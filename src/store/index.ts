@@ -341,6 +341,14 @@ export function isUniqueViolation(err: unknown): boolean {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint/.test(e?.message ?? '');
 }
 
+/**
+ * PostgreSQL chose this transaction as the victim of a deadlock: it was rolled back whole, and
+ * running it again is the remedy the database expects.
+ */
+export function isDeadlock(err: unknown): boolean {
+  return (err as { code?: string })?.code === '40P01';
+}
+
 /** A foreign key that names a row no longer there (a project deleted while something was added to it). */
 export function isForeignKeyViolation(err: unknown): boolean {
   const e = err as { code?: string };
