@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { buildWidget } from '../../widget/build.js';
 import { adminAuth, createTestApp, type DialectCase, type TestApp } from '../helper.js';
 
@@ -162,4 +164,24 @@ export async function ask(page: Page, text: string): Promise<void> {
   await page.locator('answerdesk-widget textarea#ad-input').fill(text);
   await page.locator('answerdesk-widget textarea#ad-input').press('Enter');
   await page.locator('answerdesk-widget li.msg.assistant').nth(before).waitFor();
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * Runs axe-core (WCAG 2 A/AA and best-practice rules) on the widget alone, as it is now (the host
+ * page is not the widget's business), and fails on any serious or critical violation, listing them.
+ */
+export async function expectWidgetAccessible(page: Page, what: string): Promise<void> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async () => {
+    type Violation = { id: string; impact: string | null; nodes: Array<{ target: unknown[] }> };
+    const axe = (window as unknown as { axe: { run(ctx: unknown, options: unknown): Promise<{ violations: Violation[] }> } }).axe;
+    const result = await axe.run(
+      { include: [['answerdesk-widget']] },
+      { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } },
+    );
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+  });
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), `axe on ${what}`).toEqual([]);
 }

@@ -96,6 +96,41 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget identity and history
     await again.close();
   });
 
+  it('switching users quickly: a verification that answers late does not lend its proof to the next user', async () => {
+    const project = await createProject(stack.t, { identityVerification: 'required' });
+    const dave = { id: 'dave-4', name: 'Dave', hmac: signUserId(project.hmacSecret, 'dave-4') };
+    const erin = { id: 'erin-5', name: 'Erin', hmac: signUserId(project.hmacSecret, 'erin-5') };
+    const page = await openHostPage(context, stack.page(`switch-${dialect.name}`, hostPage({ apiOrigin: stack.apiOrigin, apiKey: project.publicKey })));
+    // Dave's verification is slow to answer; Erin signs in meanwhile (a logout and a login in a row).
+    await page.route('**/api/v1/identity/verify', async (route) => {
+      if ((route.request().postDataJSON() as { userId: string }).userId === dave.id) await new Promise((resolve) => setTimeout(resolve, 1500));
+      await route.continue();
+    });
+    const sentProofs: Array<string | undefined> = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/chat/')) sentProofs.push(r.headers()['x-user-hmac']);
+    });
+    await page.evaluate(
+      ([first, second]) => {
+        const w = window as unknown as { AnswerDesk: { identify(u: unknown): Promise<void> }; switched: Promise<unknown> };
+        w.switched = Promise.all([w.AnswerDesk.identify(first), new Promise((resolve) => setTimeout(resolve, 100)).then(() => w.AnswerDesk.identify(second))]);
+      },
+      [dave, erin],
+    );
+    await page.evaluate(() => (window as unknown as { switched: Promise<unknown> }).switched);
+
+    // Erin chats as Erin: every call carries her proof, and the conversation is hers.
+    await ask(page, 'Erin here');
+    expect((await lastAnswer(page)).status).toBe('complete');
+    expect(sentProofs.length).toBeGreaterThan(0);
+    expect(new Set(sentProofs)).toEqual(new Set([erin.hmac]));
+    const db = stack.t.deps.store.db;
+    const owners = await db.selectFrom('conversations').select('end_user_id').where('project_id', '=', project.project.id).execute();
+    const erinRow = await db.selectFrom('end_users').select('id').where('project_id', '=', project.project.id).where('external_id', '=', erin.id).executeTakeFirstOrThrow();
+    expect(owners.map((r) => r.end_user_id)).toEqual([erinRow.id]);
+    await page.close();
+  });
+
   it('gives an anonymous visitor their last conversation back, and not to a signed-in user', async () => {
     const project = await createProject(stack.t);
     const anonUrl = stack.page(`anon-${dialect.name}`, hostPage({ apiOrigin: stack.apiOrigin, apiKey: project.publicKey }));

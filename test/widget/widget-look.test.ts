@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminAuth, createProject, dialects } from '../helper.js';
-import { ask, browserAvailable, hostPage, lastAnswer, launchBrowser, openHostPage, screenshot, startStack, type Stack } from './harness.js';
+import { ask, browserAvailable, expectWidgetAccessible, hostPage, lastAnswer, launchBrowser, openHostPage, screenshot, startStack, type Stack } from './harness.js';
 
 /** Host-page rules written to break any widget that is not isolated. */
 const HOSTILE_CSS = `<style>
@@ -155,6 +155,29 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget look, keyboard and m
     expect(await page.locator('answerdesk-widget .panel').isVisible()).toBe(false);
     expect(await focused()).toBe('button.launcher');
     expect(await page.locator('answerdesk-widget .launcher').getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('names the launcher by the text it shows, and axe finds nothing serious, closed and open', async () => {
+    const project = await createProject(stack.t, { widget: { fabText: 'Ask us' } });
+    // Reduced motion: axe reads colours, and a panel still fading in has none of its own yet.
+    const still = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+    try {
+      const page = await openHostPage(still, stack.page(`launcher-name-${dialect.name}`, hostPage({ apiOrigin: stack.apiOrigin, apiKey: project.publicKey })));
+      const launcher = page.locator('answerdesk-widget .launcher');
+      // Voice control users say what they see ("click Ask us"): the name must hold the visible text.
+      expect(await launcher.getAttribute('aria-label')).toBe('Ask us (open support chat)');
+      expect(await page.getByRole('button', { name: 'Ask us' }).count()).toBe(1);
+      await expectWidgetAccessible(page, 'the closed widget with a launcher text');
+      await launcher.click();
+      expect(await launcher.getAttribute('aria-label')).toBe('Close support chat');
+      await ask(page, 'Hello');
+      expect((await lastAnswer(page)).status).toBe('complete');
+      await expectWidgetAccessible(page, 'the open widget with an answer');
+      await page.keyboard.press('Escape');
+      expect(await launcher.getAttribute('aria-label')).toBe('Ask us (open support chat)');
+    } finally {
+      await still.close();
+    }
   });
 
   it('goes full screen on a 360 px wide phone and respects reduced motion', async () => {

@@ -2,6 +2,7 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../src/knowledge/jobs.js';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../fakes/openai-compatible.js';
+import { startTcpProxy } from '../fakes/tcp-proxy.js';
 import { createProject, dialects } from '../helper.js';
 import { addKnowledge, ask, browserAvailable, hostPage, lastAnswer, launchBrowser, openHostPage, screenshot, startStack, type Stack } from './harness.js';
 
@@ -61,7 +62,10 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget chat in chromium ($n
     expect(snapshots[0].length).toBeLessThan(answer.text.length);
     expect(snapshots.at(-1)).toBe(answer.text);
     // The streamed words were announced to screen readers through the live region.
-    expect(await page.locator('answerdesk-widget [aria-live="polite"]').textContent()).toContain('from **Settings**.');
+    // As the bubble shows them: the Markdown's marks are not read out.
+    const spoken = await page.locator('answerdesk-widget [aria-live="polite"]').textContent();
+    expect(spoken).toContain('from Settings.');
+    expect(spoken).not.toContain('*');
 
     const sent = JSON.stringify(fake.requests.at(-1)!.body);
     expect(sent).toContain('Billing help');
@@ -156,6 +160,43 @@ describe.skipIf(!browserAvailable()).each(dialects)('widget chat in chromium ($n
     expect(await page.locator('answerdesk-widget .stopped').textContent()).toBe('Stopped.');
     // The composer is a send button again and takes the next question.
     expect(await page.locator('answerdesk-widget button.send').getAttribute('aria-label')).toBe('Send message');
+  });
+
+  it('shows the whole stored answer when the network cut its stream, instead of asking to send again', async () => {
+    const project = await createProject(stack.t, { model: 'openai-compatible:fake-model' });
+    // The browser reaches the API through a proxy that can drop every connection, as a network change does.
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(stack.apiOrigin).port) });
+    try {
+      const apiVia = `http://127.0.0.1:${proxy.port}`;
+      fake.enqueue({ text: Array.from({ length: 30 }, (_, i) => `word${i} `), delayMs: 100 });
+      const page = await openHostPage(context, stack.page(`netcut-${dialect.name}`, hostPage({ apiOrigin: apiVia, apiKey: project.publicKey })));
+      await ask(page, 'Tell me everything');
+      await page.locator('answerdesk-widget li.msg.assistant .bubble', { hasText: 'word3' }).waitFor();
+      proxy.setMode('refuse');
+      const cut = await lastAnswer(page);
+      expect(cut.status).toBe('error');
+      expect(cut.text).not.toContain('word29');
+      expect(await page.locator('answerdesk-widget li.msg.assistant .error-note').textContent()).toContain('The answer was interrupted.');
+      proxy.setMode('forward');
+
+      // The server finished the answer without the browser; the live stream reconnects and brings it.
+      const answer = page.locator('answerdesk-widget li.msg.assistant').last();
+      await answer.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 15_000 });
+      expect(await answer.locator('.bubble').textContent()).toBe(Array.from({ length: 30 }, (_, i) => `word${i}`).join(' '));
+      expect(await answer.getAttribute('data-message-id')).toBe(cut.messageId);
+      expect(await answer.locator('.error-note').count()).toBe(0);
+      expect(await answer.locator('button[data-rating="POSITIVE"]').count()).toBe(1);
+      // Nothing was sent twice: one question, one answer, and that answer is the one on screen.
+      const { conversation_id } = await stack.t.deps.store.db.selectFrom('messages').select('conversation_id').where('id', '=', cut.messageId!).executeTakeFirstOrThrow();
+      const rows = await stack.t.deps.store.db.selectFrom('messages').select(['id', 'role', 'status']).where('conversation_id', '=', conversation_id).orderBy('seq').execute();
+      expect(rows.map((r) => [r.role, r.status])).toEqual([
+        ['user', 'complete'],
+        ['assistant', 'complete'],
+      ]);
+      expect(rows[1].id).toBe(cut.messageId);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('says in plain words when the rate limit is hit, and retries the message', async () => {

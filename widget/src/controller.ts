@@ -1,4 +1,4 @@
-import { applyAnswerStream } from './answer-stream.js';
+import { applyAnswerStream, type AnswerOutcome, type AnswerSink } from './answer-stream.js';
 import { ApiClient, ApiError, describeError } from './client.js';
 import { Emitter } from './emitter.js';
 import { followConversation } from './live-events.js';
@@ -13,6 +13,8 @@ interface Entry {
   message: ChatMessage;
   view: MessageView;
   conversationId: string | null;
+  /** An answer's stored form, when the live stream brought it while the answer's own stream was still read. */
+  stored?: HistoryMessage;
 }
 
 /** The send failed because the conversation is gone; the controller starts a new one and sends again. */
@@ -85,16 +87,20 @@ export class WidgetController {
 
   /** Sets the visitor; with `hmac`, asks /identity/verify and then sends `x-user-hmac` on every call. */
   private async setUser(user: WidgetUser | null): Promise<void> {
-    this.user = user && typeof user.id === 'string' && user.id ? user : null;
+    const current = user && typeof user.id === 'string' && user.id ? user : null;
+    this.user = current;
     this.verified = false;
-    this.client.identity = this.user ? { userId: this.user.id, hmac: null } : null;
-    if (!this.user?.hmac) return;
-    const { id, email, name, hmac } = this.user;
+    this.client.identity = current ? { userId: current.id, hmac: null } : null;
+    if (!current?.hmac) return;
+    const { id, email, name, hmac } = current;
     try {
       await this.client.json('POST', '/identity/verify', { userId: id, hmac, ...(email ? { email } : {}), ...(name ? { name } : {}) });
+      // Another identify() or reset() came while this one was verified: its user is no longer the visitor.
+      if (this.user !== current) return;
       this.verified = true;
       this.client.identity = { userId: id, hmac };
     } catch (err) {
+      if (this.user !== current) return;
       this.events.emit('error', { message: `Identity verification failed: ${describeError(err)}`, status: (err as ApiError).status });
     }
   }
@@ -134,9 +140,11 @@ export class WidgetController {
   /** Switches to another visitor: their own saved conversation, their own history. */
   async identify(user: WidgetUser): Promise<void> {
     this.abortAnswer();
-    this.epoch++;
+    const epoch = ++this.epoch;
     this.resetConversation();
     await this.setUser(user);
+    // A later identify() or reset() took over while this user was being verified.
+    if (epoch !== this.epoch) return;
     this.events.emit('identify', { userId: user.id, verified: this.verified });
     await this.restore();
   }
@@ -215,7 +223,14 @@ export class WidgetController {
 
   /** A message from the live stream: shown unless it is already on screen (the stream replays from the start). */
   private receive(m: HistoryMessage): void {
-    if (this.messages.some((e) => e.message.id === m.id)) return;
+    const shown = this.messages.find((e) => e.message.id === m.id);
+    if (shown) {
+      // Its stream was cut on the way (the network, not the server), which still finished and stored
+      // it: the whole answer replaces the interrupted one.
+      if (shown.message.status === 'error') this.recover(shown, m);
+      else if (shown.message.status === 'streaming') shown.stored = m;
+      return;
+    }
     if (m.role === 'user') {
       // The visitor's own message, typed here: it was shown before the server gave it an id.
       const mine = this.messages.find((e) => e.message.role === 'user' && e.message.id === null && e.message.text === m.content);
@@ -234,6 +249,16 @@ export class WidgetController {
       this.view.announce(`${m.author.name}: ${m.content}`);
       this.events.emit('message:received', { conversationId: this.conversationId ?? '', messageId: m.id, text: m.content });
     }
+  }
+
+  /** Shows the stored form of an answer whose stream broke off here, when the server completed it. */
+  private recover(entry: Entry, stored: HistoryMessage): boolean {
+    if (entry.message.role !== 'assistant' || stored.role !== 'assistant' || stored.status !== 'complete') return false;
+    entry.message = fromHistory(stored);
+    entry.view.flush(entry.message);
+    this.view.announce(stored.content);
+    this.events.emit('message:received', { conversationId: entry.conversationId ?? '', messageId: stored.id, text: stored.content });
+    return true;
   }
 
   /** "Talk to a person": starts a conversation if there is none, then asks for a person in it. */
@@ -437,27 +462,36 @@ export class WidgetController {
   /** Streams the answer into `entry`, then settles it as complete, failed (with retry) or stopped. */
   private async consume(response: Response, entry: Entry, signal: AbortSignal): Promise<void> {
     if (!response.body) throw new Error('empty response');
-    const outcome = await applyAnswerStream(
-      response.body,
-      {
-        current: () => entry.message,
-        patch: (patch) => {
-          const follow = this.view.nearEnd();
-          entry.message = { ...entry.message, ...patch };
-          entry.view.update(entry.message);
-          if (follow) requestAnimationFrame(() => this.view.scrollToEnd());
-        },
-        announce: (text) => this.view.announce(text),
+    const sink: AnswerSink = {
+      current: () => entry.message,
+      patch: (patch) => {
+        const follow = this.view.nearEnd();
+        entry.message = { ...entry.message, ...patch };
+        entry.view.update(entry.message);
+        if (follow) requestAnimationFrame(() => this.view.scrollToEnd());
       },
-      signal,
-    );
+      announce: (text) => this.view.announce(text),
+    };
+    let outcome: AnswerOutcome;
+    try {
+      outcome = await applyAnswerStream(response.body, sink, signal);
+    } catch (err) {
+      // The connection broke while reading (offline, a proxy, a network change): the answer was
+      // interrupted here, not on the server, which finishes and stores it all the same.
+      if (signal.aborted) throw err;
+      outcome = { finished: false, error: null };
+    }
     if (signal.aborted) return this.finishReply(entry, { status: 'stopped' });
     if (outcome.handoff !== undefined) this.setHandoff(outcome.handoff);
     // With a person, a send has no answer: the message is theirs to reply to.
     if (outcome.finished && !outcome.error && !entry.message.text && outcome.handoff) return this.removeMessage(entry);
     const retryText = this.lastUserText(entry);
     if (outcome.error) return this.finishReply(entry, { status: 'error', error: outcome.error, retryText });
-    if (!outcome.finished) return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
+    if (!outcome.finished) {
+      // The live stream may have brought the stored answer already; else it brings it once stored.
+      if (entry.stored && this.recover(entry, entry.stored)) return;
+      return this.finishReply(entry, { status: 'error', error: 'The answer was interrupted. Please try again.', retryText });
+    }
     this.finishReply(entry, { status: 'complete' });
     this.events.emit('message:received', { conversationId: entry.conversationId ?? '', messageId: entry.message.id, text: entry.message.text });
   }

@@ -1,4 +1,5 @@
 import { h, icon, ICONS } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
 import { STYLES } from '../styles.js';
 import type { ConversationSummary, Handoff, Skill, WidgetConfig } from '../types.js';
 
@@ -184,12 +185,19 @@ export class PanelView {
     this.renderLauncher();
   }
 
-  /** The launcher shows the project's icon and text while closed, a close mark (and "Close") while open. */
+  /**
+   * The launcher shows the project's icon and text while closed, a close mark (and "Close") while open.
+   * Its accessible name starts with the text it shows (WCAG 2.5.3, label in name), so a voice-control
+   * user who says "click Ask us" reaches it.
+   */
   private renderLauncher(): void {
     const open = this.isOpen;
     this.launcherIcon.replaceChildren(open ? icon(ICONS.close, 26) : (this.fabIcon ?? icon(ICONS.chat, 26)));
-    this.launcherText.textContent = open && this.fabText ? 'Close' : this.fabText;
-    this.launcherText.hidden = !this.fabText;
+    const text = this.fabText.trim();
+    this.launcherText.textContent = open && text ? 'Close' : this.fabText;
+    this.launcherText.hidden = !text;
+    const label = open ? 'Close support chat' : 'Open support chat';
+    this.launcher.setAttribute('aria-label', open || !text || label.toLowerCase().includes(text.toLowerCase()) ? label : `${text} (${label.toLowerCase()})`);
   }
 
   /**
@@ -227,7 +235,6 @@ export class PanelView {
     this.panel.hidden = !open;
     this.root.classList.toggle('open', open);
     this.launcher.setAttribute('aria-expanded', String(open));
-    this.launcher.setAttribute('aria-label', open ? 'Close support chat' : 'Open support chat');
     this.renderLauncher();
   }
 
@@ -329,10 +336,18 @@ export class PanelView {
     return this.body.scrollHeight - this.body.scrollTop - this.body.clientHeight < 80;
   }
 
-  /** Adds words for screen readers (polite live region); older announcements are pruned. */
+  /**
+   * Adds words for screen readers (polite live region); older announcements are pruned. Answers are
+   * Markdown: what is read out is the text the bubble shows ("from Settings."), not its marks
+   * ("from **Settings**.", read as "star star").
+   */
   announce(text: string): void {
-    if (!text.trim()) return;
-    this.live.appendChild(h('p', {}, text));
+    const shown = renderMarkdown(text);
+    // Blocks (paragraphs, list items, cells) are read apart, as they are seen apart.
+    shown.querySelectorAll('p, li, h1, h2, h3, h4, h5, h6, pre, blockquote, td, th').forEach((block) => block.append(' '));
+    const spoken = (shown.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (!spoken) return;
+    this.live.appendChild(h('p', {}, spoken));
     while (this.live.childElementCount > 20) this.live.firstElementChild!.remove();
   }
 
