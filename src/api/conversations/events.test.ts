@@ -106,6 +106,32 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       expect(expired.events.filter((e) => e.event === 'closed')).toHaveLength(1);
     });
 
+    it('tells the visitor when the conversation goes idle past the TTL while the stream is open; activity first moves that on', async () => {
+      const p = await createProject(t, { conversationTtlMinutes: 5 });
+      // Two conversations 1.2 s before they would expire, each watched by a stream.
+      const nearlyIdle = async () => {
+        const id = await newConversation(t, p);
+        await t.deps.store.db.updateTable('conversations').set({ updated_at: new Date(Date.now() - 5 * 60_000 + 1200).toISOString() }).where('id', '=', id).execute();
+        const sse = await connect(p, id);
+        await sse.next((e) => e.event === 'handoff');
+        return { id, sse };
+      };
+      const quiet = await nearlyIdle();
+      const answered = await nearlyIdle();
+      expect(quiet.sse.events.filter((e) => e.event === 'closed')).toHaveLength(0);
+      // A person's reply in time keeps one open for another five minutes.
+      expect((await humanReply(t, p, answered.id, 'Still there?')).statusCode).toBe(201);
+
+      // The other expires with nothing written: `closed` arrives by itself, with no closedAt, once.
+      const closed = await quiet.sse.next((e) => e.event === 'closed', 5000);
+      expect(data(closed)).toEqual({ conversationId: quiet.id, status: 'CLOSED', closedAt: null });
+      const read = await t.app.inject({ method: 'GET', url: `/api/v1/admin/projects/${p.project.id}/conversations/${quiet.id}`, headers: adminAuth() });
+      expect(read.json().conversation.status).toBe('CLOSED');
+      await new Promise((r) => setTimeout(r, 600));
+      expect(quiet.sse.events.filter((e) => e.event === 'closed')).toHaveLength(1);
+      expect(answered.sse.events.filter((e) => e.event === 'closed')).toHaveLength(0);
+    });
+
     it('resumes after Last-Event-ID: the messages stored since are replayed from the store, in order, once', async () => {
       const p = await createProject(t);
       const id = await newConversation(t, p);

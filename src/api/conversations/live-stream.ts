@@ -3,7 +3,7 @@ import { findConversation } from '../../conversations/conversations.js';
 import { currentHandoff } from '../../conversations/handoff.js';
 import { onConversationChange, onProjectChange, type ConversationChange } from '../../conversations/live.js';
 import { lastSeq, messagesAfter } from '../../conversations/messages.js';
-import { effectiveStatus } from '../../conversations/status.js';
+import { effectiveStatus, idleCutoff } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
 import type { Project } from '../../projects/project.js';
 import { replyHeaders } from '../../http/auth.js';
@@ -13,6 +13,8 @@ import { toMessage } from './service.js';
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** Sent first: how long an EventSource waits before reconnecting. */
 const RETRY_MS = 2000;
+/** The longest delay a timer takes (about 24.8 days); a later idle expiry is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The streams of this node that are open, so a shutdown can end them instead of waiting for them. */
 export class LiveStreams {
@@ -76,8 +78,8 @@ function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number,
  * A conversation's live events as SSE: `message` (id = its position in the conversation) for every
  * message stored from now on (or after `Last-Event-ID`, replayed from the store), `handoff` with
  * the conversation's handoff state, first once on connect and then on every change, and `closed`
- * once the conversation is closed (on connect when it already is: closed, or idle past the TTL).
- * The bus only
+ * once the conversation is closed (on connect when it already is: closed, or idle past the TTL;
+ * while the stream is open, when it goes idle past the TTL: a timer reads it again then). The bus only
  * says that something changed; what is sent is read from the store, so events arrive in order, none
  * is sent twice, and one missed on the bus is sent with the next.
  */
@@ -98,11 +100,28 @@ export async function streamConversationEvents(
   let stateDue = false;
   let sentHandoff: string | undefined;
   let sentClosed = false;
+  let expiry: NodeJS.Timeout | undefined;
 
   const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
     gone = true;
+    clearTimeout(expiry);
     unsubscribe?.();
   });
+
+  // Idle expiry is computed on read and nothing is written when it happens, so the stream reads
+  // the conversation again when its last activity would pass the TTL; activity since then moves
+  // the time on, and the next read sets the timer again.
+  const expireAt = (row: { updated_at: string }) => {
+    clearTimeout(expiry);
+    const wait = Date.parse(row.updated_at) - Date.parse(idleCutoff(project)) + 1;
+    expiry = setTimeout(
+      () => {
+        stateDue = true;
+        void flush();
+      },
+      Math.min(Math.max(wait, 0), MAX_TIMER_MS),
+    );
+  };
 
   // One catch-up at a time: each reads what happened since the last one.
   const flush = () =>
@@ -121,8 +140,9 @@ export async function streamConversationEvents(
           }
           if (row && !sentClosed && effectiveStatus(row, project) === 'CLOSED') {
             sentClosed = true;
+            clearTimeout(expiry);
             sse.send({ event: 'closed', data: { conversationId: conv.id, status: 'CLOSED', closedAt: row.closed_at } });
-          }
+          } else if (row && !sentClosed) expireAt(row);
         }
         while (messagesDue && !gone) {
           messagesDue = false;
