@@ -11,6 +11,7 @@ import { announceReady, answerUsageRequests } from './lib.js';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDeps } from '../src/deps.js';
+import { secretBox } from '../src/lib/secret-box.js';
 import { createProject } from '../src/projects/projects.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'answerdesk-bench-agent-'));
@@ -24,7 +25,7 @@ const config = loadConfig({
   ANSWERDESK_MAX_ANSWERS_PER_PROJECT: process.env.ANSWERDESK_MAX_ANSWERS_PER_PROJECT ?? '10000',
 });
 const deps = await openDeps(config);
-const created = await createProject(deps.store.db, {
+const created = await createProject(deps.store.db, secretBox(deps.config), {
   name: 'Bench',
   settings: {
     model: 'openai-compatible:bench',

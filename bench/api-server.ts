@@ -10,6 +10,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { openDeps } from '../src/deps.js';
 import { announceReady } from './lib.js';
+import { secretBox } from '../src/lib/secret-box.js';
 import { createProject } from '../src/projects/projects.js';
 import { createConversation } from '../src/conversations/conversations.js';
 import { appendMessage } from '../src/conversations/messages.js';
@@ -21,7 +22,7 @@ const config = loadConfig({
   ANSWERDESK_DEMO: 'false',
 });
 const deps = await openDeps(config);
-const created = await createProject(deps.store.db, {
+const created = await createProject(deps.store.db, secretBox(deps.config), {
   name: 'Bench',
   settings: { rateLimits: { chat: 1_000_000, session: 1_000_000, general: 1_000_000 } },
 });

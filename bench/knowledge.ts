@@ -7,6 +7,7 @@ import { insertChunks, type NewChunk, type SourceRow } from '../src/knowledge/in
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { DocumentParser } from '../src/knowledge/parser.js';
 import { createSource } from '../src/knowledge/sources.js';
+import { secretBox } from '../src/lib/secret-box.js';
 import { createProject } from '../src/projects/projects.js';
 import { seededRandom } from './random.js';
 import { openBench, waitAllReady } from './store.js';
@@ -126,7 +127,7 @@ async function scale(kind: 'sqlite' | 'postgres', url: string, pages: number, ho
   const bench = await openBench(kind, url);
   const { deps } = bench;
   try {
-    const { project } = await createProject(deps.store.db, { name: 'bench' });
+    const { project } = await createProject(deps.store.db, secretBox(deps.config), { name: 'bench' });
     const started = performance.now();
     if (how === 'ingested') {
       const workers = [startKnowledgeWorker(deps, { pollMs: 20 })];
@@ -187,7 +188,7 @@ async function quality(kind: 'sqlite' | 'postgres', url: string, withEmbeddings:
   // The knowledge runtime is built from the config: a config without the embedding model, a runtime without the embedder.
   const deps = createDeps({ ...bench.deps.config, ...env }, bench.deps.store, bench.deps.limiter);
   try {
-    const { project } = await createProject(deps.store.db, { name: 'quality' });
+    const { project } = await createProject(deps.store.db, secretBox(deps.config), { name: 'quality' });
     const corpus = await loadCorpus();
     const worker = startKnowledgeWorker(deps, { pollMs: 20 });
     const sourceByDoc = new Map<string, string>();
@@ -254,7 +255,7 @@ async function eventLoopDuringIngest(kind: 'sqlite' | 'postgres', url: string, r
   const runtime = deps.knowledge;
   if (reading === 'main thread') runtime.parser = new DocumentParser({ offThreadMinSize: Infinity });
   try {
-    const { project } = await createProject(deps.store.db, { name: 'big document' });
+    const { project } = await createProject(deps.store.db, secretBox(deps.config), { name: 'big document' });
     const worker = startKnowledgeWorker(deps, { pollMs: 20 });
     const meter = stallMeter();
     const started = performance.now();

@@ -12,6 +12,7 @@ import { type AppDeps } from '../src/deps.js';
 import { startKnowledgeWorker } from '../src/knowledge/jobs.js';
 import { createSource } from '../src/knowledge/sources.js';
 import { newId } from '../src/lib/ids.js';
+import { secretBox } from '../src/lib/secret-box.js';
 import { createProject } from '../src/projects/projects.js';
 import { openBench, waitAllReady } from './store.js';
 import { seededRandom } from './random.js';
@@ -142,7 +143,7 @@ async function groupingOf(deps: AppDeps, projectId: string, cases: Case[]): Prom
 /** One set on one database: ingest, then search and answer every case, and group the questions. */
 async function runSet(deps: AppDeps, name: string): Promise<{ rows: Outcome[]; grouping: Record<'dev' | 'test', Grouping> }> {
   const { docs, type } = SETS[name]!;
-  const { project } = await createProject(deps.store.db, { name: name === 'shop' ? 'Northwind Goods' : name, settings: { model: 'builtin' } });
+  const { project } = await createProject(deps.store.db, secretBox(deps.config), { name: name === 'shop' ? 'Northwind Goods' : name, settings: { model: 'builtin' } });
   const fileBySource = new Map<string, string>();
   const worker = startKnowledgeWorker(deps, { pollMs: 20 });
   for (const file of readdirSync(docs).filter((f) => f.endsWith(type === 'html' ? '.html' : '.md')).sort()) {

@@ -1,4 +1,5 @@
 import { buildApp } from '../src/app.js';
+import { secretBox } from '../src/lib/secret-box.js';
 import { createProject } from '../src/projects/projects.js';
 import { webhookDeps } from '../src/api/webhooks/service.js';
 import { createEndpoint } from '../src/webhooks/endpoints.js';
@@ -38,7 +39,7 @@ async function scrapeCost(kind: 'sqlite' | 'postgres', url: string) {
     };
     const empty = await measure();
 
-    const { project } = await createProject(db, { name: 'Webhook bench' });
+    const { project } = await createProject(db, secretBox(bench.deps.config), { name: 'Webhook bench' });
     const w = webhookDeps(bench.deps);
     const { row } = await createEndpoint(db, w.box, project.id, { url: 'https://hooks.example.com/bench' }, w);
     const at = new Date().toISOString();

@@ -7,6 +7,7 @@ import { createTestApp, dialects, type TestApp } from '../test/helper.js';
 import { startServerProcess } from '../test/server-process.js';
 import { waitFor } from '../test/wait.js';
 import { base62 } from './lib/ids.js';
+import { signUserId } from './lib/keys.js';
 import { ensureDemoProject } from './server.js';
 import { openStore, type Store } from './store/index.js';
 
@@ -63,12 +64,29 @@ describe.each(dialects)('the first start of a new install on $name', { timeout: 
       expect(conv.status).toBe(201);
       const admin = await fetch(`${server.base}/api/v1/admin/projects/${projectId}`, { headers: { authorization: `Bearer ${secretKey}` } });
       expect(admin.status).toBe(200);
+      // The HMAC secret printed verifies end users, and is stored only sealed.
+      const hmacSecret = field(banner, 'HMAC secret')!;
+      expect(hmacSecret).toMatch(/^ad_hs_[0-9A-Za-z]{40}$/);
+      const verified = await fetch(`${server.base}/api/v1/identity/verify`, {
+        method: 'POST',
+        headers: { 'x-api-key': publicKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ userId: 'first-user', hmac: signUserId(hmacSecret, 'first-user') }),
+      });
+      expect(await verified.json()).toEqual({ verified: true });
+      const store = await openStore(databaseUrl);
+      try {
+        const row = await store.db.selectFrom('projects').select('hmac_secret').where('id', '=', projectId).executeTakeFirstOrThrow();
+        expect(row.hmac_secret).not.toContain('ad_hs_');
+      } finally {
+        await store.close();
+      }
 
       const { stdout } = server.output();
       const lines = stdout.split('\n').filter(Boolean);
       expect(lines.length).toBeGreaterThan(0);
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
       expect(stdout).not.toContain(secretKey);
+      expect(stdout).not.toContain(hmacSecret);
 
       // No dashboard user yet: a one-time setup link, in the banner and in one log line, creates the first owner.
       const setupLink = field(banner, 'setup link')!;

@@ -6,35 +6,14 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../test/fakes/openai-compatible.js';
-import { adminAuth, auth, createTestApp, dialects, type DialectCase } from '../test/helper.js';
-import { startServerProcess, type ServerProcess } from '../test/server-process.js';
+import { adminAuth, auth, createTestApp, dialects, testSecretBox } from '../test/helper.js';
+import { SERVER_SECRET_KEY, serverDatabase, startServerProcess, type ServerProcess } from '../test/server-process.js';
 import { parseAnswer, streamedText } from '../test/ui-stream.js';
 import { waitFor } from '../test/wait.js';
 import { SAFE_ERRORS } from './agent/answer.js';
 import { base62 } from './lib/ids.js';
 import { createProject, type CreatedProject } from './projects/projects.js';
-import { openStore, type Store } from './store/index.js';
-
-/** A database of its own for the server processes of one test file, and the URL they open it by. */
-async function serverDatabase(dialect: DialectCase, dir: string, applicationName: string) {
-  if (dialect.name === 'sqlite') {
-    const url = `sqlite:${join(dir, 'server.db')}`;
-    return { url, store: await openStore(url), drop: async () => {} };
-  }
-  const schema = `t_srv_${base62(10).toLowerCase()}`;
-  const store = await openStore(dialect.url, { schema });
-  const params = new URLSearchParams({ options: `-c search_path=${schema}`, application_name: applicationName });
-  return {
-    url: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}${params}`,
-    store,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: dialect.url });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
-    },
-  };
-}
+import type { Store } from './store/index.js';
 
 // Each server is a Node process compiling TypeScript on the fly: allow for a busy machine.
 describe.each(dialects)('the server process on $name', { timeout: 120_000 }, (dialect) => {
@@ -49,13 +28,13 @@ describe.each(dialects)('the server process on $name', { timeout: 120_000 }, (di
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'answerdesk-server-'));
     fake = await startFakeOpenAICompatible();
-    db = await serverDatabase(dialect, dir, applicationName);
+    db = await serverDatabase(dialect, dir, 't_srv', applicationName);
     store = db.store;
     env = { DATABASE_URL: db.url, OPENAI_COMPATIBLE_BASE_URL: fake.baseUrl, ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' };
   });
   // Each test its own project (the servers of this file share one database).
   beforeEach(async () => {
-    p = await createProject(store.db, { name: 'Shop', settings: { model: 'openai-compatible:fake' } });
+    p = await createProject(store.db, testSecretBox(SERVER_SECRET_KEY), { name: 'Shop', settings: { model: 'openai-compatible:fake' } });
   });
   afterAll(async () => {
     fake.resume();

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { issueSetupToken } from './accounts/setup.js';
-import { prepareSecretKey, secretBox } from './actions/secret-box.js';
+import { prepareSecretKey, secretBox, type SecretBox } from './lib/secret-box.js';
 import { AnswerInterruptedError } from './agent/in-flight.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -10,6 +10,7 @@ import { createAction } from './actions/actions.js';
 import { addDemoHelpCenter } from './knowledge/demo.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from './knowledge/jobs.js';
 import { serveMetrics } from './lib/metrics.js';
+import { sealStoredHmacSecrets } from './projects/hmac-secret.js';
 import { createDemoProject, listProjects } from './projects/projects.js';
 import { createSkill } from './skills/skills.js';
 import { startWebhookWorker, type WebhookWorker } from './webhooks/worker.js';
@@ -36,7 +37,7 @@ export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<
   if (!deps.config.ANSWERDESK_DEMO) return null;
   if ((await listProjects(deps.store.db)).length > 0) return null;
   // Null when another node starting at the same moment made it first.
-  const created = await createDemoProject(deps.store.db, {
+  const created = await createDemoProject(deps.store.db, secretBox(deps.config), {
     name: 'Northwind Goods',
     settings: {
       instructions:
@@ -48,6 +49,8 @@ export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<
   if (!created) return null;
   const projectId = created.project.id;
   await addDemoHelpCenter(deps, projectId);
+  // The demo's order look-up is this server's own endpoint, on loopback in a local start: it is let
+  // through at call time (the guard allows this origin on that path only), so it is not judged here.
   await createAction(deps.store.db, secretBox(deps.config), projectId, {
     name: 'track_order',
     description: 'Look up the status, carrier, tracking number and estimated delivery of an order by its order number (NW- and six digits).',
@@ -63,7 +66,7 @@ export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<
     examples: ['Where is my order?', 'Track my order', 'What is the status of my order?', 'When will my parcel arrive?'],
     timeoutMs: 5000,
     enabled: true,
-  });
+  }, { allowPrivateNetwork: true });
   await createSkill(deps.store.db, projectId, {
     name: 'Track an order',
     description: 'Where is my parcel? Status, carrier and tracking number of an order.',
@@ -89,6 +92,27 @@ export async function ensureDemoProject(deps: AppDeps, origin: string): Promise<
 }
 
 /**
+ * Seals the projects' HMAC secrets that an earlier release stored in clear (nodes starting together
+ * each try; a row is sealed once), and says so when some were sealed with another key: this node's
+ * ANSWERDESK_SECRET_KEY is then not the one the others use, and its identity checks for those
+ * projects fail with that reason instead of rejecting every signature.
+ */
+export async function sealHmacSecrets(
+  deps: AppDeps,
+  box: SecretBox,
+  log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void },
+): Promise<void> {
+  const { sealed, otherKey } = await sealStoredHmacSecrets(deps.store.db, box);
+  if (sealed > 0) log.info({ projects: sealed }, 'HMAC secrets stored in clear are now sealed');
+  if (otherKey > 0) {
+    log.error(
+      { projects: otherKey, keyId: box.keyId },
+      'HMAC secrets sealed with another key: this node cannot verify identities for those projects; every node must use the same ANSWERDESK_SECRET_KEY',
+    );
+  }
+}
+
+/**
  * Where this process can call itself: the loopback address when it listens on every interface or on
  * loopback, else the address it listens on.
  */
@@ -102,7 +126,8 @@ export function selfOrigin(address: { address: string; port: number }): string {
 export async function startServer(config: Config): Promise<FastifyInstance> {
   const deps = await openDeps(config);
   const app = await buildApp(deps);
-  prepareSecretKey(config, app.log);
+  const box = prepareSecretKey(config, app.log);
+  await sealHmacSecrets(deps, box, app.log);
   // First run: no dashboard user yet. A one-time link to create the first owner (see accounts/setup.ts).
   const setupToken = await issueSetupToken(deps.store.db);
   const knowledgeWorker = startKnowledgeWorker(deps, { log: app.log, onJobFinished: (outcome, seconds) => deps.metrics.knowledgeJob(outcome, seconds) });

@@ -7,6 +7,7 @@ import { createEventBus } from '../src/events/bus.js';
 import { base62 } from '../src/lib/ids.js';
 import { createRateLimiter } from '../src/limits/index.js';
 import type { ProjectSettings } from '../src/projects/project.js';
+import { secretBox, type SecretBox } from '../src/lib/secret-box.js';
 import { createProject as createProjectRow, type CreatedProject } from '../src/projects/projects.js';
 import { openStore, storeOptions } from '../src/store/index.js';
 
@@ -17,6 +18,17 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
  * apps that share a database read each other's secrets, as the nodes of a deployment do.
  */
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef';
+
+const boxes = new Map<string, SecretBox>();
+/**
+ * The secret box of a key (the test apps' one by default), for rows a test writes without an app:
+ * projects made straight in a database that a server process or the CLI then reads.
+ */
+export function testSecretBox(key = TEST_SECRET_KEY): SecretBox {
+  let box = boxes.get(key);
+  if (!box) boxes.set(key, (box = secretBox({ DATABASE_URL: 'sqlite::memory:', ANSWERDESK_SECRET_KEY: key })));
+  return box;
+}
 
 export interface DialectCase {
   name: 'sqlite' | 'postgres';
@@ -109,7 +121,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
 
 /** Factory: a project with its default keys, made through the service (the admin API has its own tests). */
 export async function createProject(t: TestApp, settings?: ProjectSettings, name = 'Acme'): Promise<CreatedProject> {
-  return createProjectRow(t.deps.store.db, { name, settings });
+  return createProjectRow(t.deps.store.db, secretBox(t.config), { name, settings });
 }
 
 export function auth(key: string, extra: Record<string, string> = {}): Record<string, string> {

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { glob } from 'tinyglobby';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyDirectory } from '../src/actions/secret-box.js';
+import { keyDirectory } from '../src/lib/secret-box.js';
 import { configSchema, loadConfig } from '../src/config.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 

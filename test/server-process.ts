@@ -1,9 +1,40 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
-import { ADMIN_TOKEN } from './helper.js';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { base62 } from '../src/lib/ids.js';
+import { openStore } from '../src/store/index.js';
+import { ADMIN_TOKEN, type DialectCase } from './helper.js';
 import { waitFor } from './wait.js';
 
 const BIN = resolve(import.meta.dirname, '../bin/answerdesk.js');
+
+/** The key of secrets at rest in a server process, unless the test gives its own. */
+export const SERVER_SECRET_KEY = 'test-secret-key-for-server-processes';
+
+/**
+ * A database of its own for the server processes of one test file, and the URL they open it by: a
+ * SQLite file in `dir`, or a PostgreSQL schema named from `prefix` (dropped by `drop`), with
+ * `applicationName` on the connections when a test looks for them in pg_stat_activity.
+ */
+export async function serverDatabase(dialect: DialectCase, dir: string, prefix: string, applicationName?: string) {
+  if (dialect.name === 'sqlite') {
+    const url = `sqlite:${join(dir, 'server.db')}`;
+    return { url, store: await openStore(url), drop: async () => {} };
+  }
+  const schema = `${prefix}_${base62(10).toLowerCase()}`;
+  const store = await openStore(dialect.url, { schema });
+  const params = new URLSearchParams({ options: `-c search_path=${schema}`, ...(applicationName ? { application_name: applicationName } : {}) });
+  return {
+    url: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}${params}`,
+    store,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: dialect.url });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
 
 /** `answerdesk serve` running in a process of its own, as in production. */
 export interface ServerProcess {
@@ -33,7 +64,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       ANSWERDESK_DEMO: 'false',
       ANSWERDESK_ADMIN_TOKEN: ADMIN_TOKEN,
       // A fixed key, so no key file is written into the working directory.
-      ANSWERDESK_SECRET_KEY: 'test-secret-key-for-server-processes',
+      ANSWERDESK_SECRET_KEY: SERVER_SECRET_KEY,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,7 +6,7 @@ import { opensslHmac } from '../../test/identity.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import type { CreatedProject } from '../projects/projects.js';
 import { secretContext } from './definition.js';
-import { secretBox } from './secret-box.js';
+import { secretBox } from '../lib/secret-box.js';
 
 const API_KEY = 'configured-api-key-7f3a9c';
 const USER_TOKEN = 'user-session-token-5d2e81';

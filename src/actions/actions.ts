@@ -16,8 +16,9 @@ import {
   type StoredHeader,
 } from './definition.js';
 import { checkParametersSchema } from './json-schema.js';
-import { checkUrlTemplate, urlPlaceholders } from './request.js';
-import type { SecretBox } from './secret-box.js';
+import { refusePrivateHost } from '../net/address-policy.js';
+import { checkUrlTemplate, urlPlaceholders, urlTemplateTarget } from './request.js';
+import type { SecretBox } from '../lib/secret-box.js';
 
 type Db = Kysely<Database>;
 
@@ -122,9 +123,24 @@ async function assertNameFree(db: Db, projectId: string, name: string, exceptId?
   if (await q.executeTakeFirst()) throw nameTaken(name);
 }
 
-export async function createAction(db: Db, box: SecretBox, projectId: string, input: ActionInput): Promise<ActionRow> {
+/** ANSWERDESK_ALLOW_PRIVATE_NETWORK: whether an action may be given a private or loopback host. */
+export interface UrlPolicy {
+  allowPrivateNetwork: boolean;
+}
+
+/**
+ * Refuses (400) a URL template whose host the call guard would refuse whatever DNS says (a literal
+ * private or loopback address, `localhost`), unless private networks are allowed: such an action
+ * would only fail at every call. Other host names are checked at each call, when they are resolved.
+ */
+function checkActionHost(template: string, urls: UrlPolicy): void {
+  refusePrivateHost(urlTemplateTarget(template), urls.allowPrivateNetwork);
+}
+
+export async function createAction(db: Db, box: SecretBox, projectId: string, input: ActionInput, urls: UrlPolicy): Promise<ActionRow> {
   const details = checkDefinition({ ...input, query: input.query ?? null, body: input.body ?? null });
   if (details.length) throw ValidationError(details);
+  checkActionHost(input.url, urls);
   await assertNameFree(db, projectId, input.name);
   const id = newId('act');
   const at = now();
@@ -167,7 +183,11 @@ export async function getActionRow(db: Db, projectId: string, id: string): Promi
 }
 
 /** Applies a partial update; the merged definition is checked as a whole, like a create. */
-export async function updateAction(db: Db, box: SecretBox, projectId: string, id: string, patch: ActionPatch): Promise<ActionRow> {
+/**
+ * A URL given unchanged is not judged again: the demo's order look-up is this server's own loopback
+ * endpoint (let through at call time), and the dashboard sends the URL with every edit.
+ */
+export async function updateAction(db: Db, box: SecretBox, projectId: string, id: string, patch: ActionPatch, urls: UrlPolicy): Promise<ActionRow> {
   const row = await getActionRow(db, projectId, id);
   const current = actionFields(row);
   const merged: Shape = {
@@ -179,6 +199,7 @@ export async function updateAction(db: Db, box: SecretBox, projectId: string, id
   };
   const details = checkDefinition(merged);
   if (details.length) throw ValidationError(details);
+  if (patch.url !== undefined && patch.url !== row.url) checkActionHost(patch.url, urls);
   if (patch.name && patch.name !== row.name) await assertNameFree(db, projectId, patch.name, id);
   const set: Partial<ActionRow> = { updated_at: now() };
   if (patch.name !== undefined) set.name = patch.name;

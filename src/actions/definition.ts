@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { ActionsTable } from '../store/schema.js';
 import type { JsonSchemaObject } from './json-schema.js';
-import type { SecretBox } from './secret-box.js';
+import type { SecretBox } from '../lib/secret-box.js';
 
 export const ACTION_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type ActionMethod = (typeof ACTION_METHODS)[number];

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
 import { adminAuth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import type { CreatedProject } from '../projects/projects.js';
-import { loadAction } from './actions.js';
+import { createAction, loadAction, type ActionInput } from './actions.js';
 import { executeAction } from './execute.js';
 import { MAX_MODEL_CHARS } from './response.js';
-import { secretBox } from './secret-box.js';
+import { secretBox } from '../lib/secret-box.js';
 
 const API_KEY = 'configured-api-key-7f3a9c';
 const USER_TOKEN = 'user-session-token-5d2e81';
@@ -253,11 +253,40 @@ describe.each(dialects)('the SSRF guard on action calls on $name', (dialect) => 
     await ep.close();
   });
 
-  async function define(body: Record<string, unknown>): Promise<string> {
-    const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/actions`, headers: adminAuth(), payload: body });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json().action.id as string;
+  /**
+   * An action on the loopback test endpoint, created past the URL check: with the guard on, the admin
+   * API refuses such a URL at creation (tested below), and these tests are about what the call guard does.
+   */
+  async function define(input: Pick<ActionInput, 'name' | 'description' | 'url'> & Partial<ActionInput>): Promise<string> {
+    const defaults = { method: 'GET' as const, headers: {}, parameters: { type: 'object', properties: {} }, examples: [], timeoutMs: 5000, enabled: true };
+    return (await createAction(t.deps.store.db, secretBox(t.config), p.project.id, { ...defaults, ...input }, { allowPrivateNetwork: true })).id;
   }
+
+  it('refuses a private or loopback URL, or localhost, when the action is created or its URL changed', async () => {
+    const base = `/api/v1/admin/projects/${p.project.id}/actions`;
+    const before = ep.received.length;
+    const refusal = { error: 'Validation error', details: [{ path: 'url', message: 'must not point at a private, loopback or link-local address' }] };
+    const urls = [`${ep.base}/echo/{id}`, `http://[::1]:${ep.port}/echo`, `http://localhost:${ep.port}/echo`, 'http://orders.localhost/x', 'http://169.254.169.254/latest', 'http://10.1.2.3/x'];
+    for (const url of urls) {
+      const parameters = url.includes('{id}') ? { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } : undefined;
+      const res = await t.app.inject({ method: 'POST', url: base, headers: adminAuth(), payload: { name: 'local', description: 'Local', url, ...(parameters ? { parameters } : {}) } });
+      expect([url, res.statusCode, res.json()]).toEqual([url, 400, refusal]);
+    }
+    expect(await t.deps.store.db.selectFrom('actions').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
+    // Other names are not resolved at creation; a change to a refused URL is refused and stores nothing.
+    const created = await t.app.inject({ method: 'POST', url: base, headers: adminAuth(), payload: { name: 'remote', description: 'Remote', url: 'https://api.example.com/orders' } });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().action.id as string;
+    const moved = await t.app.inject({ method: 'PATCH', url: `${base}/${id}`, headers: adminAuth(), payload: { url: `http://127.0.0.1:${ep.port}/orders` } });
+    expect([moved.statusCode, moved.json()]).toEqual([400, refusal]);
+    expect((await t.deps.store.db.selectFrom('actions').select('url').where('id', '=', id).executeTakeFirstOrThrow()).url).toBe('https://api.example.com/orders');
+    // A URL sent back unchanged (the dashboard sends the whole form) is not judged again: the demo's
+    // order look-up is this server's own loopback endpoint.
+    const local = await define({ name: 'own_endpoint', description: 'Own', url: `${ep.base}/echo/own` });
+    const edited = await t.app.inject({ method: 'PATCH', url: `${base}/${local}`, headers: adminAuth(), payload: { url: `${ep.base}/echo/own`, description: 'Edited' } });
+    expect([edited.statusCode, edited.json().action.description]).toEqual([200, 'Edited']);
+    expect(ep.received.slice(before)).toEqual([]);
+  });
 
   it('refuses a loopback endpoint', async () => {
     const id = await define({ name: 'local', description: 'Local', url: `${ep.base}/echo/guarded` });

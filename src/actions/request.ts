@@ -17,6 +17,15 @@ export function urlPlaceholders(template: string): string[] {
   return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]!))];
 }
 
+/** Where a URL template sends requests (placeholders, which never sit in the host, filled); null when it is no URL. */
+export function urlTemplateTarget(template: string): URL | null {
+  try {
+    return new URL(template.replace(PLACEHOLDER, 'a'));
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Problems with a URL template. Placeholders may only sit in the path or query, never in the
  * scheme, host or port: a model must not choose where a request goes. Credentials in the URL are

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { loadEnabledActions } from '../actions/actions.js';
 import type { ActionDefinition } from '../actions/definition.js';
-import { secretBox } from '../actions/secret-box.js';
+import { secretBox } from '../lib/secret-box.js';
 import type { Config } from '../config.js';
 import type { TtlCache } from '../lib/ttl-cache.js';
 import { listEnabledSkills, type EnabledSkill } from '../skills/skills.js';

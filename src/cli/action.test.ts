@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
-import { dialects } from '../../test/helper.js';
+import { dialects, testSecretBox } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
 import { createProject } from '../projects/projects.js';
 import { openStore, type Store } from '../store/index.js';
@@ -65,7 +65,7 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
   });
   // Each test its own project.
   beforeEach(async () => {
-    projectId = (await createProject(store.db, { name: 'CLI actions' })).project.id;
+    projectId = (await createProject(store.db, testSecretBox(), { name: 'CLI actions' })).project.id;
   });
 
   const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });
@@ -82,7 +82,11 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
         parameters: { type: 'object', properties: { orderNumber: { type: 'string' } }, required: ['orderNumber'] },
       }),
     );
-    const added = await cli(['action', 'add', '--project', projectId, '--file', file, '--json']);
+    // With the guard on, a loopback URL is refused as the admin API refuses it; allowed on a trusted network.
+    const refused = await cli(['action', 'add', '--project', projectId, '--file', file]);
+    expect([refused.code, refused.stderr.split('\n').slice(0, 2)]).toEqual([2, ['Error: Validation error', '  url: must not point at a private, loopback or link-local address']]);
+    expect(await store.db.selectFrom('actions').select('id').where('project_id', '=', projectId).execute()).toEqual([]);
+    const added = await cli(['action', 'add', '--project', projectId, '--file', file, '--json'], { ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' });
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     const { action } = JSON.parse(added.stdout);
@@ -114,16 +118,27 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
     expect(await store.db.selectFrom('actions').select('id').where('id', '=', action.id).execute()).toEqual([]);
   });
 
-  it('reports every problem of a bad definition at once, with exit code 1', async () => {
+  it('reads an action file saved with a UTF-8 byte order mark, as eval case files are read', async () => {
+    const file = join(dir, 'bom.json');
+    const definition = { name: 'bom_order', description: 'Look up an order', url: 'https://shop.example.com/orders/{id}', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } };
+    writeFileSync(file, `\uFEFF${JSON.stringify(definition, null, 2)}\r\n`);
+    const added = await cli(['action', 'add', '--project', projectId, '--file', file, '--json']);
+    expect([added.code, added.stderr]).toEqual([0, '']);
+    expect(JSON.parse(added.stdout).action).toMatchObject({ name: 'bom_order', url: 'https://shop.example.com/orders/{id}' });
+    const row = await store.db.selectFrom('actions').select(['name', 'url']).where('project_id', '=', projectId).executeTakeFirstOrThrow();
+    expect(row).toEqual({ name: 'bom_order', url: 'https://shop.example.com/orders/{id}' });
+  });
+
+  it('reports every problem of a bad definition at once, with exit code 2 and the usage', async () => {
     const file = join(dir, 'bad.json');
     writeFileSync(
       file,
       JSON.stringify({ name: 'bad one', description: 'x', method: 'FETCH', url: 'https://example.com/orders/{id}', parameters: { type: 'string' }, colour: 'red' }),
     );
     const res = await cli(['action', 'add', '--project', projectId, '--file', file]);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(2);
     // The shape errors and the cross-field ones together, so one edit fixes the file.
-    expect(res.stderr.split('\n').filter(Boolean)).toEqual([
+    expect(res.stderr.split('\n\nUsage:')[0]!.split('\n')).toEqual([
       'Error: Validation error',
       expect.stringMatching(/^ {2}name: must start with a letter/),
       expect.stringMatching(/^ {2}method: /),
@@ -138,7 +153,12 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
     const semantic = join(dir, 'semantic.json');
     writeFileSync(semantic, JSON.stringify({ name: 'ok_name', description: 'x', url: 'https://example.com', parameters: { type: 'string' } }));
     const res2 = await cli(['action', 'add', '--project', projectId, '--file', semantic]);
-    expect(res2.code).toBe(1);
+    expect(res2.code).toBe(2);
+    expect(res2.stderr).toMatch(/\n\nUsage:/);
+    // Not JSON at all: a malformed value too.
+    writeFileSync(semantic, '{"name": ');
+    const notJson = await cli(['action', 'add', '--project', projectId, '--file', semantic]);
+    expect([notJson.code, notJson.stderr.split('\n')[0]]).toEqual([2, `Error: file ${semantic} is not valid JSON: Unexpected end of JSON input`]);
     expect(res2.stderr).toContain('  parameters.type: must be "object"');
     const usage = await cli(['action', 'add', '--project', projectId]);
     expect(usage.code).toBe(2);

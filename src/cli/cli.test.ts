@@ -3,12 +3,14 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, auth, createTestApp, dialects, TEST_SECRET_KEY, type TestApp } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { base62 } from '../lib/ids.js';
 import { hashKey, signUserId } from '../lib/keys.js';
+import { secretBox } from '../lib/secret-box.js';
+import { hmacSecretContext } from '../projects/hmac-secret.js';
 import { createSource } from '../knowledge/sources.js';
-import { listProjects } from '../projects/projects.js';
+import { createProject, listProjects } from '../projects/projects.js';
 import type { Store } from '../store/index.js';
 
 
@@ -33,8 +35,9 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
 
   // A loaded CI machine (two test workers, each CLI run compiling TypeScript) can take longer than the
   // 5 s default to open a connection; what these tests check is the commands, not that default.
+  // The CLI seals HMAC secrets with the key the app over the same database uses, as a deployment's would.
   const cli = (args: string[], env: Record<string, string> = {}, input?: string) =>
-    runCli(args, { ...db.env, ...env }, input);
+    runCli(args, { ANSWERDESK_SECRET_KEY: TEST_SECRET_KEY, ...db.env, ...env }, input);
 
   it('project create prints the id, both keys and the HMAC secret, and they are real', async () => {
     const res = await cli(['project', 'create', '--name', 'CLI Shop']);
@@ -51,7 +54,12 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     expect(hmacSecret).toMatch(/^ad_hs_[0-9A-Za-z]{40}$/);
 
     const row = await store.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ name: 'CLI Shop', hmac_secret: hmacSecret });
+    expect(row).toMatchObject({ name: 'CLI Shop' });
+    // Sealed at rest: the row holds no secret a database dump could sign identities with.
+    expect(row.hmac_secret).not.toContain('ad_hs_');
+    expect(secretBox(t.config).open(row.hmac_secret, hmacSecretContext(projectId))).toBe(hmacSecret);
+    const verified = await t.app.inject({ method: 'POST', url: '/api/v1/identity/verify', headers: auth(publicKey), payload: { userId: 'u-0', hmac: signUserId(hmacSecret, 'u-0') } });
+    expect(verified.json()).toEqual({ verified: true });
     const keys = await store.db.selectFrom('api_keys').select(['hash', 'kind']).where('project_id', '=', projectId).execute();
     expect(keys.map((k) => k.hash).sort()).toEqual([hashKey(publicKey), hashKey(secretKey)].sort());
 
@@ -176,6 +184,9 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
       t.app.inject({ method: 'POST', url: '/api/v1/identity/verify', headers: auth(created.publicKey), payload: { userId: 'u-1', hmac: signUserId(secret, 'u-1') } });
     expect((await verify(hmacSecret)).statusCode).toBe(200);
     expect((await verify(created.hmacSecret)).statusCode).toBe(401);
+    const row = await store.db.selectFrom('projects').select('hmac_secret').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.hmac_secret).not.toContain('ad_hs_');
+    expect(secretBox(t.config).open(row.hmac_secret, hmacSecretContext(id))).toBe(hmacSecret);
   });
 
   it('skill add, enable, update, list and delete: what the widget offers follows', async () => {
@@ -184,7 +195,8 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
       const res = await t.app.inject({ method: 'GET', url: '/api/v1/admin/projects/' + project.id + '/skills', headers: adminAuth() });
       return res.json().skills as Array<{ id: string; name: string; enabled: boolean; instructions: string }>;
     };
-    const added = await cli(['skill', 'add', '--project', project.id, '--name', 'Track an order', '--description', 'Where is my parcel?', '--instructions-file', '-', '--disabled', '--json'], {}, 'Ask for the order number, then call track_order.');
+    // Read as a text editor on Windows saves it: the byte order mark is not part of the instructions.
+    const added = await cli(['skill', 'add', '--project', project.id, '--name', 'Track an order', '--description', 'Where is my parcel?', '--instructions-file', '-', '--disabled', '--json'], {}, '\uFEFFAsk for the order number, then call track_order.');
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     const { skill } = JSON.parse(added.stdout);
@@ -279,6 +291,21 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     });
   }
 
+  it('exits 2 with the usage for a value the admin API refuses with 400, also when only the database can judge it', async () => {
+    const { project } = await createProject(store.db, secretBox(t.config), { name: 'Refusals' });
+    const cases: Array<[string[], string[]]> = [
+      [['conversation', 'list', '--project', project.id, '--cursor', 'abc'], ['Error: Validation error', '  cursor: Invalid cursor']],
+      [['activity', '--project', project.id, '--after', 'junk'], ['Error: Validation error', '  after: Invalid cursor']],
+    ];
+    for (const [args, message] of cases) {
+      const res = await cli(args);
+      expect([args.join(' '), res.code, res.stdout]).toEqual([args.join(' '), 2, '']);
+      const [head, usage] = res.stderr.split('\n\n');
+      expect(head!.split('\n')).toEqual(message);
+      expect(usage).toMatch(/^Usage:/);
+    }
+  });
+
   it('exits 1 with a clear message when the command fails', async () => {
     const project = (await listProjects(store.db))[0];
     const unknownProject = await cli(['key', 'list', '--project', 'proj_missing']);
@@ -322,6 +349,18 @@ describe('answerdesk CLI command line', SLOW, () => {
       [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--max-fabricated', '0x1'], /--max-fabricated must be a whole number/],
       [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--min-hit3', '1e-1'], /--min-hit3 must be a number from 0 to 1/],
       [['eval', 'run', '--project', 'proj_x', '--eval', 'eval_x', '--min-mrr', ''], /--min-mrr must be a number from 0 to 1/],
+      // Also where the admin route's own query schema reads the option.
+      [['conversation', 'list', '--project', 'proj_x', '--limit', '0x10'], /^Error: Invalid options:\n {2}limit: must be a whole number written in decimal digits\n/],
+      [['activity', '--project', 'proj_x', '--limit', '1e1'], /^Error: Invalid options:\n {2}limit: must be a whole number written in decimal digits\n/],
+      [['analytics', '--project', 'proj_x', '--days', '0x1e'], /^Error: Invalid options:\n {2}days: must be a whole number written in decimal digits\n/],
+      [['gaps', 'list', '--project', 'proj_x', '--days', ''], /^Error: Invalid options:\n {2}days: must be a whole number written in decimal digits\n/],
+      // A value option given twice: the last would silently win (user add --project A --role agent --project B).
+      [['user', 'add', '--email', 'a@example.com', '--project', 'proj_a', '--role', 'agent', '--project', 'proj_b'], /^Error: --project is given more than once\n/],
+      [['conversation', 'list', '--project', 'proj_x', '--limit=5', '--limit', '5'], /^Error: --limit is given more than once\n/],
+      // A file named as the command's input that cannot be read: a missing value.
+      [['knowledge', 'add', '--project', 'proj_x', '/nonexistent/answerdesk/faq.md'], /^Error: Cannot read \/nonexistent\/answerdesk\/faq\.md: no such file or directory\n/],
+      [['skill', 'add', '--project', 'proj_x', '--name', 'x', '--instructions-file', '/nonexistent/answerdesk/skill.md'], /^Error: Cannot read \/nonexistent\/answerdesk\/skill\.md: ENOENT/],
+      [['action', 'add', '--project', 'proj_x', '--file', '/nonexistent/answerdesk/action.json'], /^Error: Cannot read file \/nonexistent\/answerdesk\/action\.json: ENOENT/],
       [['launch'], /Unknown command: launch/],
     ];
     for (const [args, message] of cases) {

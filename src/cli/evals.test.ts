@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/helper.js';
+import { dialects, testSecretBox } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { createConversation } from '../conversations/conversations.js';
 import { appendMessage } from '../conversations/messages.js';
@@ -31,7 +31,7 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
     await new Promise<void>((ready) => closed.listen(0, '127.0.0.1', ready));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((done) => closed.close(done));
-    const projectId = (await createProject(store.db, { name: 'Down', settings: { model: 'openai-compatible:gone' } })).project.id;
+    const projectId = (await createProject(store.db, testSecretBox(), { name: 'Down', settings: { model: 'openai-compatible:gone' } })).project.id;
     const cases = join(dir, 'down.json');
     writeFileSync(cases, JSON.stringify([{ question: 'Do you sell gift wrapping?', answerable: false }]));
     const run = await runCli(['eval', 'run', '--project', projectId, '--file', cases, '--max-fabricated', '0'], {
@@ -48,7 +48,7 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
   });
 
   it('runs cases, prints a table and the metrics, and fails the run below the thresholds', async () => {
-    const projectId = (await createProject(store.db, { name: 'Evals', settings: { model: 'builtin' } })).project.id;
+    const projectId = (await createProject(store.db, testSecretBox(), { name: 'Evals', settings: { model: 'builtin' } })).project.id;
     const file = join(dir, 'returns.md');
     writeFileSync(file, '# Returns\n\nParcels can be returned within 30 days using the prepaid label in the box.\n');
     expect((await runCli(['knowledge', 'add', '--project', projectId, file], env)).code).toBe(0);
@@ -111,7 +111,7 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
   });
 
   it('runs a saved suite with --eval, stores each run and compares it with the one before', async () => {
-    const projectId = (await createProject(store.db, { name: 'Suites', settings: { model: 'builtin' } })).project.id;
+    const projectId = (await createProject(store.db, testSecretBox(), { name: 'Suites', settings: { model: 'builtin' } })).project.id;
     const suite = await createSuite(store.db, projectId, { name: 'Basics', cases: [{ question: 'Do you sell gift wrapping?', answerable: false }] });
     const runs = () => store.db.selectFrom('eval_runs').select('id').where('eval_id', '=', suite.id).orderBy('created_at').execute();
 
@@ -141,7 +141,7 @@ describe.each(dialects)('answerdesk eval and gaps (CLI) on $name', { timeout: 24
   });
 
   it('lists knowledge gaps and resolves one into the FAQ', async () => {
-    const projectId = (await createProject(store.db, { name: 'Gaps' })).project.id;
+    const projectId = (await createProject(store.db, testSecretBox(), { name: 'Gaps' })).project.id;
     const conversation = await createConversation(store.db, projectId);
     await appendMessage(store.db, conversation, { role: 'user', content: 'Do you ship to Mars?', status: 'complete' });
     await appendMessage(store.db, conversation, { role: 'assistant', content: "I don't know.", status: 'complete', outcome: 'declined' });

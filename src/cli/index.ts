@@ -39,7 +39,7 @@ function usage(): string {
     '',
     'Without a command this help is printed (exit 0); "answerdesk serve" starts the server.',
     'Settings come from the environment and ./.env (see .env.example).',
-    'Exit codes: 0 success, 1 failure, 2 usage error.',
+    'Exit codes: 0 success, 1 failure, 2 usage error (also whatever the admin API would refuse with 400).',
     '',
   ].join('\n');
 }
@@ -56,7 +56,15 @@ async function main(argv: string[]): Promise<number> {
   }
   const entry = groups.find((g) => g.name === command);
   if (!entry) throw new UsageError(`Unknown command: ${command}`);
-  return (await entry.load()).run(rest);
+  const group = await entry.load();
+  try {
+    return await group.run(rest);
+  } catch (err) {
+    // What the admin API refuses with 400 is a usage error (exit 2), also when only the database
+    // could judge it (a cursor, a source that cannot be synced): the input is wrong, not the run.
+    if (err instanceof HttpError && err.statusCode === 400) throw new UsageError(describeFailure(err).replace(/^Error: /, ''), group.usage);
+    throw err;
+  }
 }
 
 /** A service error (the admin API's 4xx) in the words the API would use, details one per line. */
@@ -76,7 +84,8 @@ main(process.argv.slice(2)).then(
   },
   (err) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`Error: ${err.message}\n\n${err.usage ?? usage()}`);
+      // A refused file's name or a JSON parser's excerpt of it can carry terminal controls too.
+      process.stderr.write(`Error: ${terminalText(err.message)}\n\n${err.usage ?? usage()}`);
       process.exit(2);
     }
     // An error's message can quote stored or remote text.

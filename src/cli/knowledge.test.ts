@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dialects } from '../../test/helper.js';
+import { dialects, testSecretBox } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { fullTextIndexFor } from '../knowledge/search/index.js';
 import { createProject } from '../projects/projects.js';
@@ -24,7 +24,7 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
   });
   // Each test its own project.
   beforeEach(async () => {
-    projectId = (await createProject(store.db, { name: 'CLI knowledge' })).project.id;
+    projectId = (await createProject(store.db, testSecretBox(), { name: 'CLI knowledge' })).project.id;
   });
 
   const search = (q: string) => fullTextIndexFor(store).search(projectId, q, 5);
@@ -75,8 +75,9 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
     const sourcesBefore = await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute();
 
     const named = await runCli(['knowledge', 'add', '--project', projectId, join(docs, 'warranty.md'), join(docs, 'policy.docx')], env);
-    expect(named.code).toBe(1);
+    expect(named.code).toBe(2);
     expect(named.stderr).toContain('Error: Nothing was added:');
+    expect(named.stderr).toMatch(/\n\nUsage:/);
     expect(named.stderr).toMatch(/policy\.docx: Unsupported file type "\.docx": AnswerDesk reads \.md, \.markdown, \.txt, \.html, \.htm, \.pdf files/);
     expect(await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute()).toEqual(sourcesBefore);
 
@@ -117,6 +118,14 @@ describe.each(dialects)('answerdesk knowledge (CLI) on $name', { timeout: 180_00
       const hex = await runCli(['knowledge', 'add', '--project', projectId, 'http://127.0.0.1:9/docs', '--max-pages', value], env);
       expect([hex.code, hex.stderr.split('\n')[0]]).toEqual([2, 'Error: --max-pages must be a whole number']);
     }
+    // A page or sitemap the guard would refuse whatever DNS says is refused before anything is stored.
+    const before = await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute();
+    const privateUrls = await runCli(['knowledge', 'add', '--project', projectId, 'https://docs.example.com/', 'http://localhost:9/docs', 'http://[::1]/sitemap.xml', '--no-wait'], env);
+    expect([privateUrls.code, privateUrls.stderr.split('\n\nUsage:')[0]]).toEqual([
+      2,
+      'Error: Nothing was added:\n  http://localhost:9/docs: url: must not point at a private, loopback or link-local address\n  http://[::1]/sitemap.xml: url: must not point at a private, loopback or link-local address',
+    ]);
+    expect(await store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).execute()).toEqual(before);
     const unknown = await runCli(['knowledge', 'show', '--project', projectId, 'ks_missing'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/not found/i);

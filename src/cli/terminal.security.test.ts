@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminAuth, auth, createTestApp, dialects, sendMessage, type TestApp } from '../../test/helper.js';
+import { adminAuth, auth, createTestApp, dialects, sendMessage, testSecretBox, type TestApp } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';
 import { createProject } from '../projects/projects.js';
 
@@ -30,7 +30,7 @@ describe.each(dialects)('answerdesk CLI prints stored text without terminal cont
     db = await openCliDatabase(dialect);
     t = await createTestApp({ dialect, store: db.store });
     // The builtin model with no knowledge declines: the question becomes a knowledge gap too.
-    const created = await createProject(db.store.db, { name: 'Hostile', settings: { model: 'builtin' } });
+    const created = await createProject(db.store.db, testSecretBox(), { name: 'Hostile', settings: { model: 'builtin' } });
     projectId = created.project.id;
     const conv = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(created.publicKey), payload: { endUserExternalId: USER } });
     expect(conv.statusCode).toBe(201);

@@ -3,6 +3,7 @@ import { findSession } from '../accounts/sessions.js';
 import { roleAllows, type Permission } from '../accounts/types.js';
 import { Forbidden, HttpError, NotFound, TooManyRequests, Unauthorized } from '../lib/errors.js';
 import { hashKey, keyKind, safeEqual } from '../lib/keys.js';
+import { secretBox } from '../lib/secret-box.js';
 import type { TtlCache } from '../lib/ttl-cache.js';
 import { DEFAULT_LIMITS, type Bucket } from '../limits/index.js';
 import { findKeyOwner, touchKey, type KeyOwner } from '../projects/keys.js';
@@ -173,7 +174,7 @@ function resolveCaller(
   const kind = keyKind(key);
   if (!kind || (required === 'admin' && kind !== 'secret')) return null;
   // Unknown keys are not cached, so random keys cannot crowd real ones out.
-  const owner = owners.getOrLoad(key, () => findKeyOwner(app.deps.store.db, key));
+  const owner = owners.getOrLoad(key, () => findKeyOwner(app.deps.store.db, secretBox(app.deps.config), key));
   return owner instanceof Promise ? owner.then(keyCaller) : keyCaller(owner);
 }
 

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { ValidationError } from '../lib/errors.js';
 
 /** Decides whether a resolved IP address may be connected to. */
 export type AddressPolicy = (address: string) => boolean;
@@ -86,3 +87,32 @@ export const isPublicAddress: AddressPolicy = (address) => {
 
 /** A policy that allows every address: used when ANSWERDESK_ALLOW_PRIVATE_NETWORK is set. */
 export const allowAnyAddress: AddressPolicy = () => true;
+
+/**
+ * What an admin-given URL whose host `isPrivateHost` refuses is told, the same for knowledge URLs,
+ * sitemaps, webhooks and actions.
+ */
+export const PRIVATE_HOST_MESSAGE = 'must not point at a private, loopback or link-local address';
+
+/**
+ * True when the guard would refuse this URL's host whatever DNS says, so a URL can be refused when
+ * it is given instead of failing at every use: a literal IP that is not public (WHATWG URL parsing
+ * has already turned `0x7f.1` or `2130706433` into `127.0.0.1`), or `localhost` and any name under
+ * it, which always mean loopback (RFC 6761). No other name is resolved here: a name's addresses
+ * can change after the check, so the guard checks them at connect time, at every use.
+ */
+export function isPrivateHost(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (isIP(host.split('%')[0]!)) return !isPublicAddress(host);
+  const name = host.replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/**
+ * Refuses (400, on `url`) an admin-given URL whose host {@link isPrivateHost} names, unless private
+ * networks are allowed (ANSWERDESK_ALLOW_PRIVATE_NETWORK): knowledge URLs, sitemaps, webhooks and
+ * actions say the same. `null` (no URL to judge) passes.
+ */
+export function refusePrivateHost(url: URL | null, allowPrivateNetwork: boolean): void {
+  if (!allowPrivateNetwork && url && isPrivateHost(url)) throw ValidationError([{ path: 'url', message: PRIVATE_HOST_MESSAGE }]);
+}

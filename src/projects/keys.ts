@@ -2,8 +2,10 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { displayPrefix, generateApiKey, hashKey, type KeyKind } from '../lib/keys.js';
+import type { SecretSealer } from '../lib/secret-box.js';
 import type { Database } from '../store/index.js';
 import type { ApiKeysTable, ProjectsTable } from '../store/schema.js';
+import { openHmacSecret } from './hmac-secret.js';
 import { toProject, type Project } from './project.js';
 
 type Db = Kysely<Database>;
@@ -62,7 +64,11 @@ export interface KeyOwner {
   keyId: string;
   kind: KeyKind;
   project: Project;
-  hmacSecret: string;
+  /**
+   * The project's HMAC secret, opened when first asked for (identity checks only, so a node with the
+   * wrong ANSWERDESK_SECRET_KEY fails those with SecretKeyError and serves everything else).
+   */
+  hmacSecret(): string;
   /** When the key was last recorded as used, in epoch ms (compared on every call; null: never). */
   lastUsedMs: number | null;
 }
@@ -73,9 +79,9 @@ type KeyOwnerRow = Selectable<ProjectsTable> &
 /**
  * Looks a presented key up by its hash; revoked keys and unknown keys give null. This runs on every
  * API call, so it is written as SQL text: building and compiling it with the query builder each time
- * cost more than running it.
+ * cost more than running it. `box` opens the project's sealed HMAC secret when it is asked for.
  */
-export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null> {
+export async function findKeyOwner(db: Db, box: SecretSealer, key: string): Promise<KeyOwner | null> {
   const { rows } = await sql<KeyOwnerRow>`
     select k.id as key_id, k.kind, k.revoked_at, k.last_used_at,
            p.id, p.name, p.settings, p.hmac_secret, p.created_at, p.updated_at
@@ -83,11 +89,13 @@ export async function findKeyOwner(db: Db, key: string): Promise<KeyOwner | null
     where k.hash = ${hashKey(key)}`.execute(db);
   const row = rows[0];
   if (!row || row.revoked_at) return null;
+  const stored = row.hmac_secret;
+  let opened: string | undefined;
   return {
     keyId: row.key_id,
     kind: row.kind,
     project: toProject(row),
-    hmacSecret: row.hmac_secret,
+    hmacSecret: () => (opened ??= openHmacSecret(box, row.id, stored)),
     lastUsedMs: row.last_used_at === null ? null : Date.parse(row.last_used_at),
   };
 }

@@ -2,9 +2,11 @@ import type { Kysely, Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { generateHmacSecret } from '../lib/keys.js';
+import type { SecretSealer } from '../lib/secret-box.js';
 import { isUniqueViolation, type Database } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { ProjectsTable } from '../store/schema.js';
+import { sealHmacSecret } from './hmac-secret.js';
 import { createKey } from './keys.js';
 import { projectSettingsSchema, toProject, type Project, type ProjectSettings, type ProjectSettingsChange } from './project.js';
 
@@ -17,9 +19,12 @@ export interface CreatedProject {
   hmacSecret: string;
 }
 
-/** Creates a project with one public key, one secret key and an HMAC secret, in one transaction. */
-export async function createProject(db: Db, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject> {
-  return insertProject(db, input, 0);
+/**
+ * Creates a project with one public key, one secret key and an HMAC secret (stored sealed with
+ * `box`), in one transaction. The keys and the secret are returned this once.
+ */
+export async function createProject(db: Db, box: SecretSealer, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject> {
+  return insertProject(db, box, input, 0);
 }
 
 /**
@@ -27,22 +32,28 @@ export async function createProject(db: Db, input: { name: string; settings?: Pr
  * one: nodes started together on an empty database each try, and the unique index
  * `projects_one_demo` lets only the first insert through.
  */
-export async function createDemoProject(db: Db, input: { name: string; settings?: ProjectSettings }): Promise<CreatedProject | null> {
+export async function createDemoProject(
+  db: Db,
+  box: SecretSealer,
+  input: { name: string; settings?: ProjectSettings },
+): Promise<CreatedProject | null> {
   try {
-    return await insertProject(db, input, 1);
+    return await insertProject(db, box, input, 1);
   } catch (err) {
     if (isUniqueViolation(err)) return null;
     throw err;
   }
 }
 
-async function insertProject(db: Db, input: { name: string; settings?: ProjectSettings }, demo: 0 | 1): Promise<CreatedProject> {
+async function insertProject(db: Db, box: SecretSealer, input: { name: string; settings?: ProjectSettings }, demo: 0 | 1): Promise<CreatedProject> {
   const at = now();
+  const id = newId('proj');
+  const hmacSecret = generateHmacSecret();
   const row = {
-    id: newId('proj'),
+    id,
     name: input.name,
     settings: JSON.stringify(input.settings ?? {}),
-    hmac_secret: generateHmacSecret(),
+    hmac_secret: sealHmacSecret(box, id, hmacSecret),
     demo,
     created_at: at,
     updated_at: at,
@@ -51,7 +62,7 @@ async function insertProject(db: Db, input: { name: string; settings?: ProjectSe
     await trx.insertInto('projects').values(row).execute();
     const pub = await createKey(trx, row.id, { kind: 'public', name: 'Default public key' });
     const sec = await createKey(trx, row.id, { kind: 'secret', name: 'Default secret key' });
-    return { project: toProject(row), publicKey: pub.secret, secretKey: sec.secret, hmacSecret: row.hmac_secret };
+    return { project: toProject(row), publicKey: pub.secret, secretKey: sec.secret, hmacSecret };
   });
 }
 
@@ -118,11 +129,12 @@ export async function deleteProject(db: Db, id: string): Promise<void> {
   if (Number(res.numDeletedRows) === 0) throw NotFound('Project not found');
 }
 
-export async function rotateHmacSecret(db: Db, id: string): Promise<string> {
+/** Replaces the project's HMAC secret with a new one, stored sealed with `box`; the new secret is returned this once. */
+export async function rotateHmacSecret(db: Db, box: SecretSealer, id: string): Promise<string> {
   const secret = generateHmacSecret();
   const res = await db
     .updateTable('projects')
-    .set({ hmac_secret: secret, updated_at: now() })
+    .set({ hmac_secret: sealHmacSecret(box, id, secret), updated_at: now() })
     .where('id', '=', id)
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) throw NotFound('Project not found');

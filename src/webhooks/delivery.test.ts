@@ -8,7 +8,7 @@ import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from
 import { adminAuth, auth, createProject, createTestApp, dialects, type DialectCase, type TestApp } from '../../test/helper.js';
 import { waitFor } from '../../test/wait.js';
 import { webhookDeps } from '../api/webhooks/service.js';
-import { secretBox } from '../actions/secret-box.js';
+import { secretBox } from '../lib/secret-box.js';
 import { appendMessage } from '../conversations/messages.js';
 import { startKnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';

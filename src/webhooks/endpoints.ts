@@ -1,8 +1,8 @@
-import { isIP } from 'node:net';
 import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound, ValidationError } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { isPublicAddress } from '../net/safe-fetch.js';
+import type { SecretSealer } from '../lib/secret-box.js';
+import { refusePrivateHost } from '../net/address-policy.js';
 import { isForeignKeyViolation } from '../store/index.js';
 import { lockKey } from '../store/lock.js';
 import type { Database, WebhookEndpointsTable } from '../store/schema.js';
@@ -10,12 +10,6 @@ import { newSigningSecret } from './signing.js';
 
 type Db = Kysely<Database>;
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
-
-/** Seals and opens small secrets at rest (the actions' AES-256-GCM secret box fits). */
-export interface SecretSealer {
-  seal(plain: string, context: string): string;
-  open(envelope: string, context: string): string;
-}
 
 /** Endpoints a project may have: every event fans out to each of them. */
 export const MAX_ENDPOINTS_PER_PROJECT = 50;
@@ -28,8 +22,9 @@ export const secretContext = (endpointId: string) => `webhook-secret:${endpointI
 
 /**
  * Checks a URL an admin gives: http or https, no user name or password (the signature authenticates
- * the request), and, unless private networks are allowed, not a literal private or loopback
- * address. Host names are checked again at every delivery, when they are resolved.
+ * the request), and, unless private networks are allowed, not a host the guard refuses whatever DNS
+ * says (a literal private or loopback address, `localhost`). Other host names are checked at every
+ * delivery, when they are resolved.
  */
 export function checkWebhookUrl(raw: string, allowPrivateNetwork: boolean): string {
   let url: URL;
@@ -40,10 +35,7 @@ export function checkWebhookUrl(raw: string, allowPrivateNetwork: boolean): stri
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw ValidationError([{ path: 'url', message: 'must be an http or https URL' }]);
   if (url.username || url.password) throw ValidationError([{ path: 'url', message: 'must not contain a user name or password' }]);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivateNetwork && isIP(host) && !isPublicAddress(host)) {
-    throw ValidationError([{ path: 'url', message: 'must not point at a private, loopback or link-local address' }]);
-  }
+  refusePrivateHost(url, allowPrivateNetwork);
   // The limit holds for the URL as stored and sent: "é" is six characters once percent-encoded.
   if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
     throw ValidationError([{ path: 'url', message: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once encoded (it is ${url.href.length})` }]);

@@ -1,37 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/fakes/webhook-receiver.js';
-import { adminAuth, auth, dialects, type DialectCase } from '../../test/helper.js';
-import { startServerProcess } from '../../test/server-process.js';
+import { adminAuth, auth, dialects, testSecretBox } from '../../test/helper.js';
+import { SERVER_SECRET_KEY, serverDatabase, startServerProcess } from '../../test/server-process.js';
 import { waitFor } from '../../test/wait.js';
-import { base62 } from '../lib/ids.js';
 import { createProject } from '../projects/projects.js';
-import { openStore, type Store } from '../store/index.js';
-
-/** A database of its own for this file's server processes, and the URL they open it by. */
-async function serverDatabase(dialect: DialectCase, dir: string) {
-  if (dialect.name === 'sqlite') {
-    const url = `sqlite:${join(dir, 'server.db')}`;
-    return { url, store: await openStore(url), drop: async () => {} };
-  }
-  const schema = `t_hooks_${base62(10).toLowerCase()}`;
-  const store = await openStore(dialect.url, { schema });
-  const params = new URLSearchParams({ options: `-c search_path=${schema}` });
-  return {
-    url: `${dialect.url}${dialect.url.includes('?') ? '&' : '?'}${params}`,
-    store,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: dialect.url });
-      await client.connect();
-      await client.query(`drop schema if exists ${schema} cascade`);
-      await client.end();
-    },
-  };
-}
+import type { Store } from '../store/index.js';
 
 // Each server is a Node process compiling TypeScript on the fly: allow for a busy machine.
 describe.each(dialects)('webhooks in the server process on $name', { timeout: 120_000 }, (dialect) => {
@@ -42,7 +19,7 @@ describe.each(dialects)('webhooks in the server process on $name', { timeout: 12
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'answerdesk-hooks-server-'));
-    db = await serverDatabase(dialect, dir);
+    db = await serverDatabase(dialect, dir, 't_hooks');
     store = db.store;
     receiver = await startWebhookReceiver();
   });
@@ -54,7 +31,7 @@ describe.each(dialects)('webhooks in the server process on $name', { timeout: 12
   });
 
   it('runs the delivery worker; a shutdown mid-attempt gives the delivery back and the restarted server sends it', async () => {
-    const p = await createProject(store.db, { name: 'Shop' });
+    const p = await createProject(store.db, testSecretBox(SERVER_SECRET_KEY), { name: 'Shop' });
     const env = { DATABASE_URL: db.url, ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' };
     let server = await startServerProcess(env);
     try {

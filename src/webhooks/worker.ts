@@ -5,6 +5,7 @@ import { Conflict } from '../lib/errors.js';
 import { base62, now } from '../lib/ids.js';
 import { SafeFetchError, safeFetch, type AddressPolicy } from '../net/safe-fetch.js';
 import type { Metrics } from '../lib/metrics.js';
+import type { SecretSealer } from '../lib/secret-box.js';
 import { isUnavailable } from '../store/faults.js';
 import type { Database } from '../store/schema.js';
 import {
@@ -19,7 +20,7 @@ import {
   type ClaimedDelivery,
   type DeliveryWithType,
 } from './deliveries.js';
-import { getEndpoint, signingSecrets, type SecretSealer } from './endpoints.js';
+import { getEndpoint, signingSecrets } from './endpoints.js';
 import { TEST_EVENT_TYPE, insertEvent } from './events.js';
 import { signedHeaders } from './signing.js';
 

@@ -394,6 +394,39 @@ describe.each(dialects)('first-run setup and invites on $name', (dialect) => {
     expect((await t.app.inject({ method: 'GET', url: `/api/v1/auth/invite?token=${secondToken}` })).statusCode).toBe(404);
   });
 
+  it('refuses an invite that gives one project two roles, naming the project, and stores nothing', async () => {
+    const p = await createProject(t, {}, 'Twice');
+    const q = await createProject(t, {}, 'Once');
+    const email = 'two.roles@example.com';
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/admin/invites',
+      headers: adminAuth(),
+      payload: {
+        email,
+        role: 'member',
+        projects: [
+          { projectId: p.project.id, role: 'agent' },
+          { projectId: q.project.id, role: 'viewer' },
+          { projectId: p.project.id, role: 'viewer' },
+        ],
+      },
+    });
+    expect([res.statusCode, res.json()]).toEqual([
+      400,
+      { error: 'Validation error', details: [{ path: 'projects.2.projectId', message: `${p.project.id} is given more than once: give each project one role` }] },
+    ]);
+    expect(await t.deps.store.db.selectFrom('invites').selectAll().where('email', '=', email).execute()).toEqual([]);
+    // The same role twice is refused too: it says nothing the first did not.
+    const same = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/admin/invites',
+      headers: adminAuth(),
+      payload: { email, role: 'member', projects: [{ projectId: q.project.id, role: 'agent' }, { projectId: q.project.id, role: 'agent' }] },
+    });
+    expect([same.statusCode, same.json().details]).toEqual([400, [{ path: 'projects.1.projectId', message: `${q.project.id} is given more than once: give each project one role` }]]);
+  });
+
   it('keeps at least one owner', async () => {
     const owners = await t.deps.store.db.selectFrom('users').select('id').where('role', '=', 'owner').execute();
     // Leave exactly one owner, then try to demote and remove it.

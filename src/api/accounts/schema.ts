@@ -110,8 +110,19 @@ export const createInviteBody = z
     projects: z
       .array(z.object({ projectId: z.string().min(1).max(64).describe('Project id (`proj_…`).'), role: projectRole }).strict())
       .max(100)
+      .superRefine((projects, ctx) => {
+        // One role per project: accepting the invite keeps a single membership per project, so a
+        // second entry would silently replace the first.
+        const seen = new Set<string>();
+        for (const [i, p] of projects.entries()) {
+          if (seen.has(p.projectId)) {
+            ctx.addIssue({ code: 'custom', path: [i, 'projectId'], message: `${p.projectId} is given more than once: give each project one role` });
+          }
+          seen.add(p.projectId);
+        }
+      })
       .default([])
-      .describe('Project roles the new user gets (members; owners reach every project anyway).'),
+      .describe('Project roles the new user gets (members; owners reach every project anyway), each project once.'),
   })
   .strict()
   .meta({ id: 'CreateInviteRequest', description: 'Who to invite and with which roles.' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { secretContext, type StoredHeader } from '../../actions/definition.js';
-import { secretBox } from '../../actions/secret-box.js';
+import { secretBox } from '../../lib/secret-box.js';
 import type { CreatedProject } from '../../projects/projects.js';
 import type { Action } from './schema.js';
 

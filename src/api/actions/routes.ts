@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { deleteAction, loadAction } from '../../actions/actions.js';
 import { executeAction } from '../../actions/execute.js';
-import { secretBox } from '../../actions/secret-box.js';
+import { secretBox } from '../../lib/secret-box.js';
 import { API_PREFIX } from '../../http/auth.js';
 import { adminProject } from '../projects/access.js';
 import { adminError, adminErrors, projectParams } from '../projects/admin-schema.js';
@@ -29,6 +29,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
   const { store, config } = app.deps;
   const db = store.db;
   const box = () => secretBox(config);
+  const guard = { allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK };
 
   app.post(BASE, {
     config: { auth: 'admin' },
@@ -43,7 +44,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
-      return reply.code(201).send({ action: await createAction(db, box(), project.id, request.body) });
+      return reply.code(201).send({ action: await createAction(db, box(), project.id, request.body, guard) });
     },
   });
 
@@ -92,7 +93,7 @@ export const actionRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      return { action: await updateAction(db, box(), project.id, request.params.actionId, request.body) };
+      return { action: await updateAction(db, box(), project.id, request.params.actionId, request.body, guard) };
     },
   });
 

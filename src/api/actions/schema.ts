@@ -6,6 +6,7 @@ import {
   HEADER_VALUE_PATTERN,
   SECRET_MASK,
 } from '../../actions/definition.js';
+import { wholeNumberParam } from '../../lib/query-number.js';
 import { projectParams } from '../projects/admin-schema.js';
 
 export const MIN_TIMEOUT_MS = 100;
@@ -182,7 +183,7 @@ export const actionCallSchema = z
 export type ActionCall = z.infer<typeof actionCallSchema>;
 
 export const listCallsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumberParam(1, 100, 50),
   cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
 });
 

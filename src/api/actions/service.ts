@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import * as actions from '../../actions/actions.js';
 import { listCalls, type ActionCallRow } from '../../actions/calls.js';
 import { SECRET_MASK, actionFields, parseStoredHeaders, type ActionRow } from '../../actions/definition.js';
-import type { SecretBox } from '../../actions/secret-box.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 import type { Database } from '../../store/index.js';
 import type { Action, ActionCall, CreateActionBody, PatchActionBody } from './schema.js';
 
@@ -28,8 +28,8 @@ function toActionCall(row: ActionCallRow): ActionCall {
   };
 }
 
-export async function createAction(db: Db, box: SecretBox, projectId: string, input: CreateActionBody): Promise<Action> {
-  return toAction(await actions.createAction(db, box, projectId, input));
+export async function createAction(db: Db, box: SecretBox, projectId: string, input: CreateActionBody, urls: actions.UrlPolicy): Promise<Action> {
+  return toAction(await actions.createAction(db, box, projectId, input, urls));
 }
 
 export async function listActions(db: Db, projectId: string): Promise<Action[]> {
@@ -40,8 +40,8 @@ export async function getAction(db: Db, projectId: string, id: string): Promise<
   return toAction(await actions.getActionRow(db, projectId, id));
 }
 
-export async function updateAction(db: Db, box: SecretBox, projectId: string, id: string, patch: PatchActionBody): Promise<Action> {
-  return toAction(await actions.updateAction(db, box, projectId, id, patch));
+export async function updateAction(db: Db, box: SecretBox, projectId: string, id: string, patch: PatchActionBody, urls: actions.UrlPolicy): Promise<Action> {
+  return toAction(await actions.updateAction(db, box, projectId, id, patch, urls));
 }
 
 /** One page of the call log of an action of the project (404 for another project's action). */

@@ -161,6 +161,37 @@ describe.each(dialects)('admin API: conversations on $name', (dialect) => {
     expect(zero.statusCode).toBe(400);
   });
 
+  it('reads paging sizes and day counts as decimal whole numbers, on every admin route that takes one', async () => {
+    const project = `/api/v1/admin/projects/${a.project.id}`;
+    const routes: Array<[string, string]> = [
+      [`${project}/conversations?`, 'limit'],
+      [`${project}/activity?`, 'limit'],
+      [`${project}/analytics?`, 'days'],
+      [`${project}/gaps?`, 'days'],
+      [`${project}/knowledge/search?q=returns&`, 'limit'],
+      [`${project}/actions/act_x/calls?`, 'limit'],
+      [`${project}/webhooks/wh_x/deliveries?`, 'limit'],
+    ];
+    const get = (url: string) => t.app.inject({ method: 'GET', url, headers: adminAuth() });
+    for (const [route, name] of routes) {
+      // "0x10" is not 16, "1e1" not 10, "0b11" not 3, and nothing is not 0.
+      for (const value of ['0x10', '1e1', '0b11', '', '%205', '-3', '2.5']) {
+        const res = await get(`${route}${name}=${value}`);
+        expect([route, value, res.statusCode, res.json()]).toEqual([
+          route,
+          value,
+          400,
+          { error: 'Validation error', details: [{ path: name, message: 'must be a whole number written in decimal digits' }] },
+        ]);
+      }
+      const twice = await get(`${route}${name}=1&${name}=2`);
+      expect([route, twice.statusCode, twice.json()]).toEqual([route, 400, { error: 'Validation error', details: [{ path: name, message: 'must be given once' }] }]);
+      // Decimal digits are read as they always were, range checks included.
+      expect([route, (await get(`${route}${name}=7`)).statusCode]).toEqual([route, route.includes('_x/') ? 404 : 200]);
+      expect([route, (await get(`${route}${name}=0`)).json().details]).toEqual([route, [{ path: name, message: 'Too small: expected number to be >=1' }]]);
+    }
+  });
+
   it('reads a conversation with its messages and feedback', async () => {
     const id = await conversation(a, { user: 'reader', messages: ['How do refunds work?', 'Within 30 days.'] });
     const msgs = await t.deps.store.db.selectFrom('messages').selectAll().where('conversation_id', '=', id).orderBy('seq').execute();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumberParam } from '../../lib/query-number.js';
 import { MESSAGE_OUTCOMES } from '../../store/schema.js';
 import { projectParams } from '../projects/admin-schema.js';
 import { conversationStatus, handoffSchema, messageSchema } from './schema.js';
@@ -26,7 +27,7 @@ export const adminConversationsQuery = z
       .enum(['requested', 'active', 'any'])
       .optional()
       .describe('Only conversations waiting for a person (`requested`), with one (`active`), or either (`any`): the inbox.'),
-    limit: z.coerce.number().int().min(1).max(100).default(20).describe('Page size, 1..100.'),
+    limit: wholeNumberParam(1, 100, 20).describe('Page size, 1..100.'),
     cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
   })
   .describe('Filters and paging; every filter is optional and they combine with AND.');

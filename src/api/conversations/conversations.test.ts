@@ -116,6 +116,23 @@ describe.each(dialects)('conversations on $name', (dialect) => {
     expect(bad.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'cursor' }] });
   });
 
+  it('reads limit as a decimal whole number given once, in the spec\'s validation error shape', async () => {
+    const list = (query: string) => t.app.inject({ method: 'GET', url: `/api/v1/chat/conversations?userId=u&${query}`, headers: auth(a.publicKey) });
+    // "0x10" is not 16, "1e1" not 10, "0b11" not 3, and nothing is not 0.
+    for (const value of ['0x10', '1e1', '0b11', '', '%205', '-3', '2.5']) {
+      const res = await list(`limit=${value}`);
+      expect([value, res.statusCode, res.json()]).toEqual([
+        value,
+        400,
+        { error: 'Validation error', details: [{ path: 'limit', message: 'must be a whole number written in decimal digits' }] },
+      ]);
+    }
+    const twice = await list('limit=1&limit=2');
+    expect([twice.statusCode, twice.json()]).toEqual([400, { error: 'Validation error', details: [{ path: 'limit', message: 'must be given once' }] }]);
+    expect((await list('limit=7')).json()).toEqual({ conversations: [] });
+    expect((await list('limit=21')).json()).toEqual({ error: 'Validation error', details: [{ path: 'limit', message: 'Too big: expected number to be <=20' }] });
+  });
+
   it('returns the ordered history and 404 for unknown or foreign conversations', async () => {
     const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(a.publicKey) });
     const id = created.json().conversationId;

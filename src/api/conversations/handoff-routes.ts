@@ -113,18 +113,22 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
       summary: 'Take a conversation over',
       description:
         'A person takes the conversation (accepting a request, or taking over from the agent): its handoff becomes `active` with them as assignee, and the agent stops answering in it until it is handed back. Assigning another person reassigns it. ' +
-        'A dashboard user without `assignee` assigns it to themselves ("assign to me"); the admin token and secret keys name the person.',
+        'A dashboard user assigns it to themselves ("assign to me", no `assignee`); the admin token and secret keys name the person in `assignee`.',
       params: adminConversationParams,
       body: assignBody,
       response: {
         200: adminConversationWrapped,
+        400: errorSchema.describe('A validation error, or `assignee` sent by a signed-in dashboard user.'),
         ...adminErrors,
         409: errorSchema.describe('The conversation is closed: `{"error":"Conversation is closed"}`.'),
       },
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);
-      const person = request.body?.assignee ?? sessionPerson(request);
+      // As with replies: a dashboard user acts as themselves, never as a name (and user id) they make up.
+      const me = sessionPerson(request);
+      if (me && request.body?.assignee) throw BadRequest('A signed-in user takes a conversation as themselves: leave out `assignee`');
+      const person = me ?? request.body?.assignee;
       if (!person) throw ValidationError([{ path: 'assignee', message: 'Name the person who takes the conversation' }]);
       const row = await takeOver(deps, project, request.params.conversationId, { id: person.id ?? null, name: person.name });
       return { conversation: toAdminConversation(row, project) };

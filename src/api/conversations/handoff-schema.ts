@@ -14,7 +14,7 @@ export const assignBody = z
       })
       .strict()
       .optional()
-      .describe('The person taking the conversation. Default for a signed-in dashboard user: themselves.'),
+      .describe('The person taking the conversation (admin token and secret keys). A signed-in dashboard user leaves it out and takes it themselves.'),
   })
   .strict()
   .nullish()

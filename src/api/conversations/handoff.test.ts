@@ -438,6 +438,14 @@ describe.each(dialects)('handoff on $name', (dialect) => {
     expect(reply.json().message.author).toEqual({ type: 'human', id: agent.user.id, name: 'Alex agent' });
     const posing = await post(agent.headers, 'messages', { content: 'Hi', author: { name: 'Someone else' } });
     expect(posing.statusCode).toBe(400);
+    // Nor may they hand the conversation to a person of their own making, under another user's id.
+    const owner = await createUser(t.deps.store.db, { email: `owner-${base62(8).toLowerCase()}@example.com`, name: 'Olga', role: 'owner', password: 'correct horse battery' });
+    const posingAssign = await post(agent.headers, 'assign', { assignee: { id: owner.id, name: 'Someone else' } });
+    expect(posingAssign.statusCode).toBe(400);
+    expect(posingAssign.json().error).toBe('A signed-in user takes a conversation as themselves: leave out `assignee`');
+    expect((await adminRead(p, id)).conversation.handoff.assignee).toEqual({ id: agent.user.id, name: 'Alex agent' });
+    const stored = await t.deps.store.db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored)).not.toContain('Someone else');
 
     const viewer = await signIn('viewer');
     expect((await post(viewer.headers, 'handback')).statusCode).toBe(403);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { errorSchema } from '../../http/error-schemas.js';
+import { wholeNumberParam } from '../../lib/query-number.js';
 
 export { errorSchema, validationErrorSchema } from '../../http/error-schemas.js';
 
@@ -73,7 +74,7 @@ export type ConversationSummary = z.infer<typeof conversationSummary>;
 
 export const listConversationsQuery = z.object({
   userId: externalUserId.describe('Your id of the end user whose conversations to list.'),
-  limit: z.coerce.number().int().min(1).max(20).default(20),
+  limit: wholeNumberParam(1, 20, 20).describe('Page size, 1..20, in decimal digits.'),
   cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
 });
 

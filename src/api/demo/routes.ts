@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { errorSchema } from '../../http/error-schemas.js';
 import type { MediaResponse } from '../../http/openapi.js';
+import { secretBox } from '../../lib/secret-box.js';
 import { findKeyOwner } from '../../projects/keys.js';
 import { demoOrder, demoOrderParams, findDemoOrder } from './orders.js';
 import { renderDemoPage } from './page.js';
@@ -43,7 +44,7 @@ export const demoRoutes: FastifyPluginAsyncZod = async (app) => {
           ? 'That is a secret key: never put it in a web page. Use the public key (ad_pk_…).'
           : 'That is not a public key (ad_pk_ followed by 32 letters and digits).';
       } else if (key) {
-        const owner = await findKeyOwner(app.deps.store.db, key);
+        const owner = await findKeyOwner(app.deps.store.db, secretBox(app.deps.config), key);
         if (owner) apiKey = key;
         else problem = 'That key is unknown or has been revoked.';
       }

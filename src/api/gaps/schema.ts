@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { wholeNumberParam } from '../../lib/query-number.js';
 import { knowledgeSource } from '../knowledge/schema.js';
 import { projectParams } from '../projects/admin-schema.js';
 
 export const gapsQuery = z.object({
-  days: z.coerce.number().int().min(1).max(365).default(30).describe('How many days back to look (1..365, default 30).'),
+  days: wholeNumberParam(1, 365, 30).describe('How many days back to look (1..365, default 30).'),
 });
 
 export const gapReportSchema = z

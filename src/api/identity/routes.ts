@@ -37,7 +37,7 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const owner = keyOwner(request);
       const { userId, hmac, email, name } = request.body;
-      if (!verifyUserHmac(owner.hmacSecret, userId, hmac.trim())) throw invalid('Invalid HMAC signature');
+      if (!verifyUserHmac(owner.hmacSecret(), userId, hmac.trim())) throw invalid('Invalid HMAC signature');
       await upsertEndUser(db, owner.project.id, userId, { email, name, verified: true });
       return { verified: true as const };
     },
@@ -62,7 +62,7 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const owner = keyOwner(request);
-      const claims = await verifyIdentityToken(owner.hmacSecret, request.body.token.trim());
+      const claims = await verifyIdentityToken(owner.hmacSecret(), request.body.token.trim());
       if (!claims) throw invalid('Invalid identity token');
       const user = await upsertEndUser(db, owner.project.id, claims.sub, {
         email: claims.email,

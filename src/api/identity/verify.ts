@@ -55,10 +55,10 @@ export async function verifyIdentityToken(secret: string, token: string): Promis
  */
 export async function requestProvesIdentity(request: FastifyRequest, owner: KeyOwner, externalId: string): Promise<boolean> {
   const hmac = request.headers['x-user-hmac'];
-  if (typeof hmac === 'string' && verifyUserHmac(owner.hmacSecret, externalId, hmac.trim())) return true;
+  if (typeof hmac === 'string' && verifyUserHmac(owner.hmacSecret(), externalId, hmac.trim())) return true;
   const token = request.headers['x-user-token'];
   if (typeof token === 'string' && token) {
-    const claims = await verifyIdentityToken(owner.hmacSecret, token.trim());
+    const claims = await verifyIdentityToken(owner.hmacSecret(), token.trim());
     if (claims?.sub === externalId) return true;
   }
   return false;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumberParam } from '../../lib/query-number.js';
 import { messageAuthorSchema } from '../conversations/schema.js';
 
 export const activityQuery = z
@@ -9,7 +10,7 @@ export const activityQuery = z
       .max(200)
       .optional()
       .describe('nextCursor of the previous poll. Absent: start with the latest messages.'),
-    limit: z.coerce.number().int().min(1).max(50).default(50).describe('At most this many messages, 1..50.'),
+    limit: wholeNumberParam(1, 50, 50).describe('At most this many messages, 1..50.'),
   })
   .describe('Activity feed paging.');
 
@@ -39,7 +40,7 @@ export const activityFeed = z
 
 export const analyticsQuery = z
   .object({
-    days: z.coerce.number().int().min(1).max(365).default(30).describe('Window in whole UTC days, today included; 1..365.'),
+    days: wholeNumberParam(1, 365, 30).describe('Window in whole UTC days, today included; 1..365.'),
   })
   .describe('Analytics window.');
 

@@ -71,7 +71,7 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
         400: adminError
           .or(validationErrorSchema)
           .describe(
-            'Not multipart (`Expected multipart/form-data with a file`), a body the multipart parser cannot read (`Malformed multipart/form-data body`), no file (`No file uploaded`), a file type it cannot read (`Unsupported file type: …`), or an invalid path parameter (validation error).',
+            'Not multipart (`Expected multipart/form-data with a file`), a body the multipart parser cannot read (`Malformed multipart/form-data body`), no file (`No file uploaded`), an empty one (`The file is empty`), a file type it cannot read (`Unsupported file type: …`), or an invalid path parameter (validation error).',
           ),
         ...adminErrors,
         413: adminError.describe('Over a limit: `File too large` (20 MiB), `Too many files` (1), `Too many fields`, `Too many parts`.'),
@@ -97,7 +97,9 @@ export const knowledgeRoutes: FastifyPluginAsyncZod = async (app) => {
       } catch (err) {
         throw malformedMultipart(err);
       }
-      if (!file || file.data.length === 0) throw BadRequest('No file uploaded');
+      // A form sent without choosing a file has a file part with no name and no bytes. A named
+      // empty file was uploaded: sourceFromFile says it is empty.
+      if (!file || (file.data.length === 0 && !file.name)) throw BadRequest('No file uploaded');
       const source = await createSource(app.deps, request.params.projectId, sourceFromFile(file.name, file.data, { title }));
       return reply.code(201).send({ source });
     },

@@ -1,15 +1,18 @@
 import { z } from 'zod';
 import { SOURCE_TYPES } from '../../knowledge/types.js';
+import { wholeNumberParam } from '../../lib/query-number.js';
 
 /** The longest title a source keeps, however it was given (a file's name included). */
 export const MAX_TITLE_CHARS = 300;
 
 export { adminError, adminErrors, projectParams } from '../projects/admin-schema.js';
 
-const faqItem = z.object({
-  question: z.string().trim().min(1).max(1000).describe('The question as a customer would ask it.'),
-  answer: z.string().trim().min(1).max(20_000).describe('The answer, plain text.'),
-});
+const faqItem = z
+  .object({
+    question: z.string().trim().min(1).max(1000).describe('The question as a customer would ask it.'),
+    answer: z.string().trim().min(1).max(20_000).describe('The answer, plain text.'),
+  })
+  .strict();
 
 const httpUrl = z
   .string()
@@ -17,28 +20,54 @@ const httpUrl = z
   .max(2048)
   .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
 
-/** POST /projects/{id}/knowledge (JSON). Which fields are required depends on `type`. */
+/**
+ * The fields each type reads besides `type` and `title`, the one it requires first; any other is
+ * refused rather than ignored.
+ */
+const FIELDS_OF_TYPE: Record<'text' | 'markdown' | 'html' | 'url' | 'sitemap' | 'faq', readonly string[]> = {
+  text: ['content'],
+  markdown: ['content'],
+  html: ['content'],
+  url: ['url', 'maxDepth', 'maxPages'],
+  sitemap: ['url', 'maxPages'],
+  faq: ['items'],
+};
+
+/** POST /projects/{id}/knowledge (JSON). Which fields are required, and allowed, depends on `type`. */
 export const createSourceBody = z
   .object({
     type: z
       .enum(['text', 'markdown', 'html', 'url', 'sitemap', 'faq'])
       .describe('text, markdown and html take `content`; url (a page, or a start page to crawl) and sitemap take `url`; faq takes `items`. PDF files are uploaded as multipart.'),
     title: z.string().trim().min(1).max(MAX_TITLE_CHARS).optional().describe('Shown with citations; defaults to the first heading or page title.'),
-    content: z.string().min(1).max(5_000_000).optional().describe('The text, Markdown or HTML itself.'),
+    content: z
+      .string()
+      .min(1)
+      .max(5_000_000)
+      .refine((text) => text.trim() !== '', 'must not be blank')
+      .optional()
+      .describe('The text, Markdown or HTML itself; not blank.'),
     url: httpUrl.optional().describe('Page, start page or sitemap URL.'),
     items: z.array(faqItem).min(1).max(2000).optional().describe('FAQ pairs.'),
     maxDepth: z.number().int().min(0).max(5).optional().describe('url only: follow same-site links this many levels deep (default 0: the page alone).'),
     maxPages: z.number().int().min(1).max(5000).optional().describe('url and sitemap: at most this many pages (default 50).'),
   })
+  .strict()
   .superRefine((body, ctx) => {
-    const need = (field: 'content' | 'url' | 'items') => {
-      if (body[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `Required for type "${body.type}"` });
-    };
-    if (body.type === 'text' || body.type === 'markdown' || body.type === 'html') need('content');
-    if (body.type === 'url' || body.type === 'sitemap') need('url');
-    if (body.type === 'faq') need('items');
+    const fields = FIELDS_OF_TYPE[body.type];
+    const required = fields[0] as 'content' | 'url' | 'items';
+    if (body[required] === undefined) ctx.addIssue({ code: 'custom', path: [required], message: `Required for type "${body.type}"` });
+    // A field of another type would be dropped without a word (a faq's stray `content`).
+    for (const field of ['content', 'url', 'items', 'maxDepth', 'maxPages'] as const) {
+      if (body[field] !== undefined && !fields.includes(field)) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `Not used by type "${body.type}"` });
+      }
+    }
   })
-  .meta({ id: 'CreateKnowledgeSourceRequest', description: 'A source given as JSON; which fields are required depends on `type`.' });
+  .meta({
+    id: 'CreateKnowledgeSourceRequest',
+    description: 'A source given as JSON; which fields are required, and allowed, depends on `type`. Unknown fields are refused.',
+  });
 
 /** The multipart body of the file upload (documented; the handler reads the parts itself). */
 export const uploadSourceBody = z
@@ -85,7 +114,7 @@ export const sourceList = z
 
 export const searchQuery = z.object({
   q: z.string().trim().min(1).max(1000).describe('The question or keywords.'),
-  limit: z.coerce.number().int().min(1).max(50).default(10).describe('Results to return (1..50, default 10).'),
+  limit: wholeNumberParam(1, 50, 10).describe('Results to return (1..50, default 10).'),
 });
 
 export const knowledgeHit = z

@@ -6,6 +6,7 @@ import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest } from '../../lib/errors.js';
 import { clipText } from '../../lib/nul.js';
 import { decodeDocument, looksBinary } from '../../lib/text-encoding.js';
+import { refusePrivateHost } from '../../net/address-policy.js';
 import type { Database } from '../../store/schema.js';
 import { MAX_TITLE_CHARS, type CreateSourceBody, type KnowledgeSource } from './schema.js';
 
@@ -100,8 +101,18 @@ export function sourceFromFile(name: string, data: Buffer, options: { type?: Sou
   };
 }
 
-/** Stores the source as pending and queues its ingestion. */
+/**
+ * Refuses, with 400, a page or sitemap URL the ingestion guard would refuse whatever DNS says (a
+ * literal private or loopback address, `localhost`), unless ANSWERDESK_ALLOW_PRIVATE_NETWORK: such
+ * a source would only be stored to fail. Other host names are checked when they are fetched.
+ */
+export function checkSourceUrl(input: sources.NewSource, allowPrivateNetwork: boolean): void {
+  if (input.url !== undefined) refusePrivateHost(new URL(input.url), allowPrivateNetwork);
+}
+
+/** Checks the source's URL, then stores the source as pending and queues its ingestion. */
 export async function createSource(deps: KnowledgeDeps, projectId: string, input: sources.NewSource): Promise<KnowledgeSource> {
+  checkSourceUrl(input, deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK);
   return toSource(await sources.createSource(deps, projectId, input));
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../../knowledge/jobs.js';
+import { createSource } from '../../knowledge/sources.js';
 import { isPublicAddress } from '../../net/safe-fetch.js';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { addSource, makePdf, multipart, search, serveSite, waitForSource } from '../../../test/support/knowledge.js';
@@ -323,12 +324,42 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     const renamed = await upload('returns.md', docx);
     expect(renamed.statusCode).toBe(400);
     expect(renamed.json()).toEqual({ error: 'The file is a ZIP archive (as .docx, .xlsx, .pptx and .odt documents are), not markdown text: save it as PDF or HTML first' });
+    // An empty file was uploaded, and is said to be empty (as the CLI says); a form sent without
+    // choosing a file (a file part with no name and no bytes) uploaded none.
+    const empty = await upload('faq.md', '');
+    expect([empty.statusCode, empty.json()]).toEqual([400, { error: 'The file is empty' }]);
+    const unchosen = await upload('', '');
+    expect([unchosen.statusCode, unchosen.json()]).toEqual([400, { error: 'No file uploaded' }]);
     expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
     const bad = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toMatchObject({ error: 'Validation error', details: [{ path: 'url' }] });
     const scheme = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge`, headers: adminAuth(), payload: { type: 'url', url: 'file:///etc/passwd' } });
     expect(scheme.statusCode).toBe(400);
+  });
+
+  it('refuses blank content, and fields that are not for the source type or not fields at all, naming them; nothing stored', async () => {
+    const p = await createProject(t);
+    const post = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/knowledge`, headers: adminAuth(), payload });
+    const cases: Array<[Record<string, unknown>, Array<{ path: string; message: string }>]> = [
+      // Blank text would be stored, "ingested" and end ready with no chunk: nothing to search.
+      [{ type: 'text', content: '   ' }, [{ path: 'content', message: 'must not be blank' }]],
+      [{ type: 'markdown', content: '\n\t\n' }, [{ path: 'content', message: 'must not be blank' }]],
+      [{ type: 'html', content: ' ' }, [{ path: 'content', message: 'must not be blank' }]],
+      // A field another type takes was silently dropped.
+      [{ type: 'faq', items: [{ question: 'Open on Sunday?', answer: 'No.' }], content: 'Stray text' }, [{ path: 'content', message: 'Not used by type "faq"' }]],
+      [{ type: 'text', content: 'Hours', url: 'https://example.com/', maxPages: 3 }, [{ path: 'url', message: 'Not used by type "text"' }, { path: 'maxPages', message: 'Not used by type "text"' }]],
+      [{ type: 'sitemap', url: 'https://example.com/sitemap.xml', maxDepth: 2 }, [{ path: 'maxDepth', message: 'Not used by type "sitemap"' }]],
+      [{ type: 'url', url: 'https://example.com/', items: [{ question: 'Q?', answer: 'A.' }] }, [{ path: 'items', message: 'Not used by type "url"' }]],
+      // A key that is no field at all, as on the rest of the admin API.
+      [{ type: 'text', content: 'Hours', titel: 'Typo' }, [{ path: 'body', message: 'Unrecognized key: "titel"' }]],
+      [{ type: 'faq', items: [{ question: 'Open on Sunday?', answer: 'No.', anwser: 'Typo' }] }, [{ path: 'items.0', message: 'Unrecognized key: "anwser"' }]],
+    ];
+    for (const [payload, details] of cases) {
+      const res = await post(payload);
+      expect([payload, res.statusCode, res.json()]).toEqual([payload, 400, { error: 'Validation error', details }]);
+    }
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
   });
 
   it('says what was too large about an upload: 413 "File too large", "Too many files", "Too many fields"; nothing stored', async () => {
@@ -474,10 +505,30 @@ describe.each(dialects)('SSRF guard during ingestion ($name)', (dialect) => {
     await site.close();
   });
 
-  it('refuses a loopback URL with the guard on, and a redirect to a private address from an allowed page', async () => {
+  it('refuses at creation a url or sitemap source the guard would refuse whatever DNS says, storing and fetching nothing', async () => {
     const { project } = await createProject(t);
+    const port = new URL(site.base).port;
+    const hosts = [site.base, `http://[::1]:${port}`, `http://localhost:${port}`, `http://Shop.LOCALHOST.:${port}`, 'http://0x7f.1', 'http://169.254.169.254', 'http://[::ffff:10.0.0.1]'];
+    for (const base of hosts) {
+      for (const body of [{ type: 'url', url: `${base}/` }, { type: 'sitemap', url: `${base}/sitemap.xml` }]) {
+        const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${project.id}/knowledge`, headers: adminAuth(), payload: body });
+        expect([body.url, res.statusCode, res.json()]).toEqual([
+          body.url,
+          400,
+          { error: 'Validation error', details: [{ path: 'url', message: 'must not point at a private, loopback or link-local address' }] },
+        ]);
+      }
+    }
+    expect(await t.deps.store.db.selectFrom('knowledge_sources').select('id').where('project_id', '=', project.id).execute()).toEqual([]);
+    expect(site.hits.size).toBe(0);
+  });
+
+  it('refuses a loopback URL with the guard on when it is fetched, and a redirect to a private address from an allowed page', async () => {
+    const { project } = await createProject(t);
+    // Stored without the API's check (which refuses it at creation): the worker refuses it too.
     worker = startKnowledgeWorker(t.deps, { pollMs: 50 });
-    const refused = await addSource(t.app, project.id, { type: 'url', url: `${site.base}/` });
+    const stored = await createSource(t.deps, project.id, { type: 'url', url: `${site.base}/`, options: { maxDepth: 0 } });
+    const refused = await waitForSource(t.app, project.id, stored.id);
     expect(refused.status).toBe('failed');
     expect(refused.error).toMatch(/not allowed/);
     expect(site.hits.get('/')).toBeUndefined();
@@ -486,7 +537,8 @@ describe.each(dialects)('SSRF guard during ingestion ($name)', (dialect) => {
     // With the guard on but the test server itself let through, the start page is read and the
     // redirect from /leak to 10.0.0.7 is refused on its hop.
     worker = startKnowledgeWorker(t.deps, { pollMs: 50, addressPolicy: (a) => a === '127.0.0.1' || isPublicAddress(a) });
-    const crawled = await addSource(t.app, project.id, { type: 'url', url: `${site.base}/`, maxDepth: 1 });
+    const allowed = await createSource(t.deps, project.id, { type: 'url', url: `${site.base}/`, options: { maxDepth: 1 } });
+    const crawled = await waitForSource(t.app, project.id, allowed.id);
     expect(crawled.status).toBe('ready');
     expect(crawled.progress.pagesDone).toBe(1);
     expect(crawled.error).toMatch(/\/leak: Refused to connect to 10\.0\.0\.7/);

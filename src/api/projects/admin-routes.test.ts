@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
 import { waitFor } from '../../../test/wait.js';
 import { hashKey, signUserId } from '../../lib/keys.js';
+import { secretBox } from '../../lib/secret-box.js';
+import { hmacSecretContext } from '../../projects/hmac-secret.js';
 import type { z } from 'zod';
 import type { keyCreated, projectCreated } from './admin-schema.js';
 
@@ -21,7 +23,14 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
     return res.json();
   }
 
-  it('creates a project with keys and HMAC secret, storing only key hashes', async () => {
+  /** The stored HMAC secret: sealed, bound to its project; opened with the app's key. */
+  const storedHmacSecret = async (projectId: string) => {
+    const row = await t.deps.store.db.selectFrom('projects').select('hmac_secret').where('id', '=', projectId).executeTakeFirstOrThrow();
+    expect(row.hmac_secret).not.toContain('ad_hs_');
+    return secretBox(t.config).open(row.hmac_secret, hmacSecretContext(projectId));
+  };
+
+  it('creates a project with keys and HMAC secret, storing only key hashes and the secret sealed', async () => {
     const body = await create('Acme Support', { conversationTtlMinutes: 60, widget: { primaryColor: '#111111' } });
     expect(body.project).toMatchObject({ name: 'Acme Support', settings: { conversationTtlMinutes: 60, widget: { primaryColor: '#111111' } } });
     expect(body.project.id).toMatch(/^proj_[0-9A-Za-z]{22}$/);
@@ -31,8 +40,7 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
     const keys = await t.deps.store.db.selectFrom('api_keys').selectAll().where('project_id', '=', body.project.id).execute();
     expect(keys.map((k) => k.hash).sort()).toEqual([hashKey(body.publicKey), hashKey(body.secretKey)].sort());
     expect(JSON.stringify(keys)).not.toContain(body.secretKey);
-    const row = await t.deps.store.db.selectFrom('projects').selectAll().where('id', '=', body.project.id).executeTakeFirstOrThrow();
-    expect(row.hmac_secret).toBe(body.hmacSecret);
+    expect(await storedHmacSecret(body.project.id)).toBe(body.hmacSecret);
     // The new keys work at once.
     const runtime = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(body.publicKey) });
     expect(runtime.statusCode).toBe(201);
@@ -235,8 +243,7 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
     const { hmacSecret } = rotated.json();
     expect(hmacSecret).toMatch(/^ad_hs_[0-9A-Za-z]{40}$/);
     expect(hmacSecret).not.toBe(p.hmacSecret);
-    const row = await t.deps.store.db.selectFrom('projects').select('hmac_secret').where('id', '=', p.project.id).executeTakeFirstOrThrow();
-    expect(row.hmac_secret).toBe(hmacSecret);
+    expect(await storedHmacSecret(p.project.id)).toBe(hmacSecret);
 
     const after = await t.app.inject({ method: 'POST', url: '/api/v1/identity/verify', headers: auth(p.publicKey), payload: { userId: 'user-7', hmac: old } });
     expect(after.statusCode).toBe(401);
@@ -270,7 +277,8 @@ describe.each(dialects)('admin API: projects and keys on $name', (dialect) => {
       expect(res.json()).toEqual({ error: 'Project not found' });
     }
     const untouched = await t.deps.store.db.selectFrom('projects').selectAll().where('id', '=', b.project.id).executeTakeFirstOrThrow();
-    expect(untouched).toMatchObject({ name: 'Iso B', hmac_secret: b.hmacSecret });
+    expect(untouched).toMatchObject({ name: 'Iso B' });
+    expect(await storedHmacSecret(b.project.id)).toBe(b.hmacSecret);
     const bKeyRows = await t.deps.store.db.selectFrom('api_keys').selectAll().where('project_id', '=', b.project.id).execute();
     expect(bKeyRows).toHaveLength(2);
     expect(bKeyRows.every((k) => k.revoked_at === null)).toBe(true);

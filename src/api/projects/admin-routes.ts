@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { API_PREFIX, isInstanceAdmin, visibleProjectIds } from '../../http/auth.js';
 import { Forbidden } from '../../lib/errors.js';
+import { secretBox } from '../../lib/secret-box.js';
 import { createProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
 import { adminProject } from './access.js';
 import {
@@ -46,7 +47,7 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       // A project's secret key administers that project; creating new ones is an instance-level act.
       if (!isInstanceAdmin(request)) throw Forbidden('Only the instance admin can create projects');
-      const created = await createProject(db, request.body);
+      const created = await createProject(db, secretBox(app.deps.config), request.body);
       return reply.code(201).send(created);
     },
   });
@@ -180,7 +181,7 @@ export const projectAdminRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       await adminProject(request, request.params.projectId);
-      return { hmacSecret: await rotateHmacSecret(db, request.params.projectId) };
+      return { hmacSecret: await rotateHmacSecret(db, secretBox(app.deps.config), request.params.projectId) };
     },
   });
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumberParam } from '../../lib/query-number.js';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events.js';
 import { projectParams } from '../projects/admin-schema.js';
@@ -119,7 +120,7 @@ export const deliveryWrapped = z.object({ delivery: deliverySchema }).meta({ id:
 
 export const deliveriesQuery = z.object({
   status: z.enum(DELIVERY_STATUSES).optional().describe('Only deliveries in this state.'),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: wholeNumberParam(1, 100, 50),
   cursor: z.string().min(1).max(512).optional().describe('nextCursor of the previous page.'),
 });
 

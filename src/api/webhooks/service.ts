@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { secretBox } from '../../actions/secret-box.js';
+import { secretBox } from '../../lib/secret-box.js';
 import { Conflict } from '../../lib/errors.js';
 import type { AppDeps } from '../../deps.js';
 import type { DeliveryWithType } from '../../webhooks/deliveries.js';

@@ -2,9 +2,9 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/fakes/webhook-receiver.js';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../../test/helper.js';
-import { secretBox } from '../../actions/secret-box.js';
+import { secretBox } from '../../lib/secret-box.js';
 import type { CreatedProject } from '../../projects/projects.js';
-import { secretContext } from '../../webhooks/endpoints.js';
+import { createEndpoint, secretContext } from '../../webhooks/endpoints.js';
 import type { Webhook, WebhookDelivery } from './schema.js';
 
 const SECRET_KEY = 'test-secret-key-for-webhooks-0123456789';
@@ -281,23 +281,37 @@ describe.each(dialects)('webhook URLs and the SSRF guard on $name', (dialect) =>
     await t.close();
   });
 
-  it('refuses a literal private, loopback or metadata address when the endpoint is created', async () => {
-    for (const u of ['http://127.0.0.1:9/x', 'http://10.0.0.5/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x']) {
+  it('refuses a literal private, loopback or metadata address, or localhost, when the endpoint is created or its URL changed', async () => {
+    const refused = [
+      'http://127.0.0.1:9/x',
+      'http://10.0.0.5/x',
+      'http://169.254.169.254/latest',
+      'http://[::1]/x',
+      'http://[::ffff:127.0.0.1]/x',
+      // Names that always mean loopback (RFC 6761), in any case, with or without the final dot.
+      `http://localhost:${receiver.port}/x`,
+      'http://foo.localhost/x',
+      'http://LOCALHOST./x',
+    ];
+    for (const u of refused) {
       const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/webhooks`, headers: adminAuth(), payload: { url: u } });
-      expect(res.statusCode, u).toBe(400);
-      expect(res.json().details).toEqual([{ path: 'url', message: 'must not point at a private, loopback or link-local address' }]);
+      expect([u, res.statusCode, res.json().details]).toEqual([u, 400, [{ path: 'url', message: 'must not point at a private, loopback or link-local address' }]]);
     }
+    expect(await t.deps.store.db.selectFrom('webhook_endpoints').select('id').where('project_id', '=', p.project.id).execute()).toEqual([]);
+    // Other names are not resolved when the endpoint is created (they are at every delivery).
+    const created = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/webhooks`, headers: adminAuth(), payload: { url: 'https://hooks.example.com/x' } });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().webhook.id as string;
+    const moved = await t.app.inject({ method: 'PATCH', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${id}`, headers: adminAuth(), payload: { url: 'http://api.localhost/x' } });
+    expect([moved.statusCode, moved.json().details]).toEqual([400, [{ path: 'url', message: 'must not point at a private, loopback or link-local address' }]]);
+    expect((await t.deps.store.db.selectFrom('webhook_endpoints').select('url').where('id', '=', id).executeTakeFirstOrThrow()).url).toBe('https://hooks.example.com/x');
+    await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${id}`, headers: adminAuth() });
   });
 
   it('refuses at delivery a host name that resolves to a private address: nothing reaches it', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: `/api/v1/admin/projects/${p.project.id}/webhooks`,
-      headers: adminAuth(),
-      payload: { url: `http://localhost:${receiver.port}/hooks` },
-    });
-    expect(res.statusCode).toBe(201);
-    const test = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${res.json().webhook.id}/test`, headers: adminAuth() });
+    // Stored as with ANSWERDESK_ALLOW_PRIVATE_NETWORK (the API refuses localhost at creation with the guard on).
+    const { row } = await createEndpoint(t.deps.store.db, secretBox(t.config), p.project.id, { url: `http://localhost:${receiver.port}/hooks` }, { allowPrivateNetwork: true });
+    const test = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/webhooks/${row.id}/test`, headers: adminAuth() });
     expect(test.json().delivery).toMatchObject({ status: 'pending', responseStatus: null, error: 'Refused to connect to localhost: address not allowed' });
     expect(receiver.received).toHaveLength(0);
   });

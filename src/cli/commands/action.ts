@@ -1,14 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { checkDefinition, deleteAction, findActionId, loadAction } from '../../actions/actions.js';
 import { executeAction } from '../../actions/execute.js';
-import { secretBox } from '../../actions/secret-box.js';
+import { secretBox } from '../../lib/secret-box.js';
 import { createActionBody } from '../../api/actions/schema.js';
 import { createAction, listActions } from '../../api/actions/service.js';
 import { loadConfig } from '../../config.js';
 import type { ErrorDetail } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
 import type { Store } from '../../store/index.js';
-import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, printText, required, withStore } from './shared.js';
+import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, printText, readTextFile, required, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -60,14 +59,14 @@ async function resolveId(store: Store, projectId: string, ref: string): Promise<
 function readJson(path: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    text = readTextFile(path);
   } catch (err) {
-    throw new Error(`Cannot read ${what} ${path}: ${(err as Error).message}`);
+    throw new UsageError(`Cannot read ${what} ${path}: ${(err as Error).message}`, usage);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${what} ${path} is not valid JSON: ${(err as Error).message}`);
+    throw new UsageError(`${what} ${path} is not valid JSON: ${(err as Error).message}`, usage);
   }
 }
 
@@ -80,12 +79,12 @@ async function add(args: string[]): Promise<number> {
   const parsed = createActionBody.safeParse(raw);
   if (!parsed.success) {
     const details = [...issueDetails(parsed.error.issues), ...definitionDetails(raw, parsed.error.issues)];
-    throw new Error(['Validation error', ...formatDetails(details)].join('\n'));
+    throw new UsageError(['Validation error', ...formatDetails(details)].join('\n'), usage);
   }
   const config = loadConfig();
   const action = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return createAction(store.db, secretBox(config), projectId, parsed.data);
+    return createAction(store.db, secretBox(config), projectId, parsed.data, { allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK });
   });
   if (cmd.values.json) printJson({ action });
   else process.stdout.write(`Created action ${action.id} (${action.name}: ${action.method} ${action.url})${action.enabled ? '' : ', disabled'}.\n`);

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import pino from 'pino';
 import { runEvalBody, type evalResultSchema } from '../../api/evals/schema.js';
 import { runCases, runStoredEval } from '../../api/evals/service.js';
@@ -7,7 +7,7 @@ import type { EvalMetrics } from '../../evals/metrics.js';
 import { serializeError } from '../../lib/log-error.js';
 import { nulDetails } from '../../lib/nul.js';
 import { getProject } from '../../projects/projects.js';
-import { flatText, nonBlankOption, option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps } from './shared.js';
+import { flatText, nonBlankOption, option, parseCommand, parseInput, printJson, printTable, printText, readTextFile, required, withDeps } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 import type { z } from 'zod';
 
@@ -67,15 +67,14 @@ function readCases(path: string): unknown {
   let text: string;
   try {
     if (path !== '-' && statSync(path).size > MAX_FILE_BYTES) throw new UsageError(`--file ${path} is larger than 16 MiB`, usage);
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    text = readTextFile(path);
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`Cannot read --file ${path}`, usage);
   }
   let parsed: unknown;
   try {
-    // A byte order mark, as editors on Windows save UTF-8, is not part of the JSON.
-    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+    parsed = JSON.parse(text);
   } catch {
     throw new UsageError(`--file ${path} is not valid JSON`, usage);
   }

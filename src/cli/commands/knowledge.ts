@@ -2,11 +2,11 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, relative, resolve } from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { createSourceBody, type KnowledgeSource } from '../../api/knowledge/schema.js';
-import { createSource, deleteSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from '../../api/knowledge/service.js';
+import { checkSourceUrl, createSource, deleteSource, fromBody, getSource, listSources, sourceFromFile, syncSource } from '../../api/knowledge/service.js';
 import type { AppDeps } from '../../deps.js';
 import { startKnowledgeWorker } from '../../knowledge/jobs.js';
 import type { NewSource } from '../../knowledge/sources.js';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError, type ErrorDetail } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
 import { option, parseCommand, printJson, printTable, printText, required, wholeNumber, withDeps, withStore } from './shared.js';
 import { UsageError, type CommandGroup } from './types.js';
@@ -78,7 +78,7 @@ async function resolveTargets(args: string[]): Promise<Target[]> {
       const files = await glob(arg, { absolute: true, onlyFiles: true, ignore: ['**/node_modules/**'] });
       if (files.length === 0) throw new Error(`No files match ${arg}`);
       for (const file of files.sort()) addFile(file, false);
-    } else throw new Error(`Cannot read ${arg}: no such file or directory`);
+    } else throw new UsageError(`Cannot read ${arg}: no such file or directory`, usage);
   }
   return targets;
 }
@@ -118,6 +118,8 @@ let stdinData: Buffer | undefined;
 
 /** A service refusal (400) as the reason a file cannot be added. */
 function reasonOf(err: unknown): string {
+  const details = err instanceof HttpError ? ((err.extra.details as ErrorDetail[] | undefined) ?? []) : [];
+  if (details.length > 0) return details.map((d) => `${d.path}: ${d.message}`).join('; ');
   if (err instanceof HttpError || err instanceof Error) return err.message;
   throw err;
 }
@@ -209,7 +211,7 @@ async function add(deps: AppDeps, projectId: string, targets: Target[], values: 
   const accepted: Target[] = [];
   for (const target of targets) {
     try {
-      sourceFor(target, values);
+      checkSourceUrl(sourceFor(target, values), deps.config.ANSWERDESK_ALLOW_PRIVATE_NETWORK);
       accepted.push(target);
     } catch (err) {
       if (err instanceof UsageError) throw err;
@@ -218,7 +220,7 @@ async function add(deps: AppDeps, projectId: string, targets: Target[], values: 
       else errors.push(`${label(target)}: ${reason}`);
     }
   }
-  if (errors.length > 0) throw new Error(`Nothing was added:\n${errors.map((e) => `  ${e}`).join('\n')}`);
+  if (errors.length > 0) throw new UsageError(`Nothing was added:\n${errors.map((e) => `  ${e}`).join('\n')}`, usage);
   if (accepted.length === 0) throw new Error(`None of the files can be read:\n${skipped.map((f) => `  ${f.path}: ${f.reason}`).join('\n')}`);
   if (skipped.length > 0) {
     process.stderr.write(`Skipped ${skipped.length} file(s) AnswerDesk cannot read:\n${skipped.map((f) => `  ${f.path}: ${f.reason}`).join('\n')}\n`);

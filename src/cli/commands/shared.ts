@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
@@ -28,9 +28,17 @@ export function parseCommand(
 ): ParsedCommand {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     throw new UsageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''), usage);
+  }
+  // parseArgs keeps the last of a repeated value option: `user add --project A --role agent
+  // --project B` would act on B alone, silently.
+  const given = new Set<string>();
+  for (const token of parsed.tokens as Array<{ kind: string; name?: string; value?: string }>) {
+    if (token.kind !== 'option' || token.name === undefined || token.value === undefined) continue;
+    if (given.has(token.name)) throw new UsageError(`--${token.name} is given more than once`, usage);
+    given.add(token.name);
   }
   const { help, ...values } = parsed.values as Record<string, string | boolean | undefined>;
   const count = parsed.positionals.length;
@@ -189,6 +197,15 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, usage
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   throw new UsageError([`Invalid ${what}:`, ...formatDetails(issueDetails(parsed.error.issues), prefix)].join('\n'), usage);
+}
+
+/**
+ * The text of a file the command reads (`-`: standard input), as UTF-8 without the byte order mark
+ * that editors on Windows put before UTF-8: it is not part of the JSON or the text. Every file the
+ * CLI reads as JSON or as text goes through here; read errors are left to the caller.
+ */
+export function readTextFile(path: string): string {
+  return readFileSync(path === '-' ? 0 : path, 'utf8').replace(/^\uFEFF/, '');
 }
 
 /** A JSON option's value, or a usage error naming the option. */

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { createSkillBody, patchSkillBody, type Skill } from '../../api/skills/schema.js';
 import { createSkill, listSkills, updateSkill } from '../../api/skills/service.js';
 import { getProject } from '../../projects/projects.js';
 import { deleteSkill } from '../../skills/skills.js';
-import { option, parseCommand, parseInput, printJson, printTable, required, withStore, type ParsedCommand } from './shared.js';
+import { option, parseCommand, parseInput, printJson, printTable, readTextFile, required, withStore, type ParsedCommand } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -46,9 +45,9 @@ function instructions(cmd: ParsedCommand): string | undefined {
   if (text !== undefined && file !== undefined) throw new UsageError('Give --instructions or --instructions-file, not both', usage);
   if (file === undefined) return text;
   try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
+    return readTextFile(file);
   } catch (err) {
-    throw new Error(`Cannot read ${file}: ${(err as Error).message}`);
+    throw new UsageError(`Cannot read ${file}: ${(err as Error).message}`, usage);
   }
 }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { keyDirectory, parseSecretKey, secretBox, SecretKeyError } from './secret-box.js';
 
-describe('secret box (AES-256-GCM for action header secrets)', () => {
+describe('secret box (AES-256-GCM for secrets at rest)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'answerdesk-secret-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,7 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Config } from '../config.js';
 
 /** Where the generated key lives when ANSWERDESK_SECRET_KEY is not set and the database is not a file. */
 export const DEFAULT_DATA_DIR = './data';
@@ -13,18 +12,40 @@ const PASSPHRASE_SALT = 'answerdesk/secret-key/v1';
 
 export class SecretKeyError extends Error {}
 
+/** What the box needs of the configuration (lib imports nothing of ours: the caller passes its config). */
+export interface SecretKeyConfig {
+  DATABASE_URL: string;
+  ANSWERDESK_SECRET_KEY?: string | undefined;
+}
+
 /**
- * Encrypts small secrets (action header values) with AES-256-GCM. Each value gets a fresh 96-bit IV;
+ * Encrypts small secrets at rest (action header values, webhook signing secrets, projects' HMAC
+ * secrets) with AES-256-GCM. Each value gets a fresh 96-bit IV;
  * the envelope names the key (a short fingerprint) so that a node running with a different key
  * fails with a clear message instead of a bare authentication error. `context` is bound as
  * additional authenticated data, so a ciphertext copied to another action or header does not open.
  */
-export interface SecretBox {
+export interface SecretBox extends SecretSealer {
   readonly keyId: string;
   /** Where the key came from, for the start-up log line (never the key itself). */
   readonly origin: 'env' | 'file' | 'memory';
+}
+
+/** Seals and opens small secrets at rest: what the modules that store a secret need of the box. */
+export interface SecretSealer {
   seal(plain: string, context: string): string;
+  /** Throws SecretKeyError when the value was sealed with another key or altered. */
   open(envelope: string, context: string): string;
+}
+
+const ENVELOPE = /^v1\.([0-9a-f]{8})\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * The key id named by a sealed value, or null when the value is not an envelope (a value stored in
+ * clear before it was sealed at rest).
+ */
+export function envelopeKeyId(value: string): string | null {
+  return ENVELOPE.exec(value)?.[1] ?? null;
 }
 
 function fingerprint(key: Buffer): string {
@@ -85,7 +106,7 @@ export function parseSecretKey(value: string): Buffer {
  * The data directory that holds the generated key: beside the SQLite file, or `./data` for
  * PostgreSQL. Null for an in-memory SQLite database, whose data dies with the process anyway.
  */
-export function keyDirectory(config: Pick<Config, 'DATABASE_URL'>): string | null {
+export function keyDirectory(config: Pick<SecretKeyConfig, 'DATABASE_URL'>): string | null {
   const url = config.DATABASE_URL;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
@@ -117,7 +138,7 @@ const boxes = new WeakMap<object, SecretBox>();
  * else `secret.key` in the data directory (generated on first use), else (in-memory database) a
  * key that lives as long as the process.
  */
-export function secretBox(config: Pick<Config, 'DATABASE_URL' | 'ANSWERDESK_SECRET_KEY'>): SecretBox {
+export function secretBox(config: SecretKeyConfig): SecretBox {
   const cached = boxes.get(config);
   if (cached) return cached;
   let made: SecretBox;
@@ -137,13 +158,13 @@ export function secretBox(config: Pick<Config, 'DATABASE_URL' | 'ANSWERDESK_SECR
  * PostgreSQL deployment relies on a local key file: every node must share one key.
  */
 export function prepareSecretKey(
-  config: Pick<Config, 'DATABASE_URL' | 'ANSWERDESK_SECRET_KEY'>,
+  config: SecretKeyConfig,
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
 ): SecretBox {
   const made = secretBox(config);
   const dir = keyDirectory(config);
   const file = dir ? join(dir, KEY_FILE_NAME) : null;
-  log.info({ keyId: made.keyId, origin: made.origin, ...(made.origin === 'file' ? { file } : {}) }, 'secret key for action headers ready');
+  log.info({ keyId: made.keyId, origin: made.origin, ...(made.origin === 'file' ? { file } : {}) }, 'secret key for stored secrets ready');
   if (made.origin === 'file' && !config.DATABASE_URL.startsWith('sqlite:')) {
     log.warn({ file }, 'PostgreSQL with a key file: set ANSWERDESK_SECRET_KEY to the same value on every node');
   }
