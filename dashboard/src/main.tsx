@@ -10,6 +10,7 @@ import { Actions } from './pages/Actions';
 import { Activity } from './pages/Activity';
 import { Analytics } from './pages/Analytics';
 import { Conversations } from './pages/Conversations';
+import { Evals } from './pages/Evals';
 import { Gaps } from './pages/Gaps';
 import { Home, NotFound } from './pages/Home';
 import { Invite } from './pages/Invite';
@@ -65,6 +66,8 @@ const router = createBrowserRouter(
             { path: 'conversations/:conversationId', element: <Conversations /> },
             { path: 'knowledge', element: <Knowledge /> },
             { path: 'knowledge/gaps', element: <Gaps /> },
+            { path: 'evals', element: <Evals /> },
+            { path: 'evals/:evalId', element: <Evals /> },
             { path: 'actions', element: <Actions /> },
             { path: 'skills', element: <Skills /> },
             { path: 'widget', element: <Widget /> },

@@ -36,6 +36,14 @@ window.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
   return json(404, { error: 'Not available in the preview' });
 };
 
+// The widget focuses its composer when it opens, and the preview opens it again after each change of
+// the form: that would take the keyboard from the field being typed in (the next keys going into the
+// preview). The preview takes the focus only once the person is in it (clicked or tabbed into it).
+const focusElement = HTMLElement.prototype.focus;
+HTMLElement.prototype.focus = function (this: HTMLElement, options?: FocusOptions) {
+  if (document.hasFocus()) focusElement.call(this, options);
+};
+
 let generation = 0;
 async function show(message: PreviewMessage): Promise<void> {
   const widget = (window as unknown as { AnswerDesk?: WidgetGlobal }).AnswerDesk;

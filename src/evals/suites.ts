@@ -97,6 +97,27 @@ export async function listRuns(db: Db, evalId: string, limit: number = EVAL_LIMI
   return rows.map(toRun);
 }
 
+/** A stored run of the suite, or 404 (also for a run of another suite, or one no longer kept). */
+export async function getRun(db: Db, evalId: string, runId: string): Promise<EvalRun> {
+  const row = await db.selectFrom('eval_runs').selectAll().where('id', '=', runId).where('eval_id', '=', evalId).executeTakeFirst();
+  if (!row) throw NotFound('Eval run not found');
+  return toRun(row);
+}
+
+/** The run of the same suite stored just before `run` (in listRuns' order), if it is still kept. */
+export async function previousRun(db: Db, run: EvalRun): Promise<EvalRun | null> {
+  const row = await db
+    .selectFrom('eval_runs')
+    .selectAll()
+    .where('eval_id', '=', run.evalId)
+    .where((eb) => eb.or([eb('created_at', '<', run.createdAt), eb.and([eb('created_at', '=', run.createdAt), eb('id', '<', run.id)])]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? toRun(row) : null;
+}
+
 /** Stores a run of a suite; only the newest EVAL_LIMITS.runsKept runs are kept. */
 export async function recordRun(db: Db, suite: EvalSuite, outcome: EvalOutcome): Promise<EvalRun> {
   const row: EvalRunRow = {

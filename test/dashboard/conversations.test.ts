@@ -163,8 +163,13 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
     await expectAccessible(page, 'Conversation transcript');
     await screenshot(page, `conversation-transcript-${dialect.name}`);
 
-    // An agent may close it: stored CLOSED, shown closed, the runtime refuses new messages
+    // An agent may close it, after a confirmation (it cannot be undone): Cancel keeps it open.
     await page.getByRole('button', { name: 'Close conversation' }).click();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'Close conversation' }).click();
+    expect((await adminApi<{ conversation: AdminConversation }>(stack.t, 'GET', `/projects/${s.project.id}/conversations/${s.order}`)).body.conversation.status).toBe('ACTIVE');
+    // Confirmed: stored CLOSED, shown closed, the runtime refuses new messages
+    await page.getByRole('button', { name: 'Yes, close it for good' }).click();
     await page.locator('.facts').getByText('closed', { exact: true }).waitFor();
     const stored = await adminApi<{ conversation: AdminConversation }>(stack.t, 'GET', `/projects/${s.project.id}/conversations/${s.order}`);
     expect(stored.body.conversation).toMatchObject({ status: 'CLOSED', closedAt: expect.any(String) });

@@ -173,6 +173,37 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard handoff inbox ($n
     await context.close();
   }, 120_000);
 
+  it('after the session ends and the user signs in again, the inbox follows the project live again', async () => {
+    const p = await createProject(stack.t, {}, 'Session inbox shop');
+    const agent = await seedUser(stack.t, { role: 'member', memberships: [{ projectId: p.project.id, role: 'agent' }] });
+    const context = await newContext(browser);
+    const page = await context.newPage();
+    await signIn(page, stack.origin, agent.email, agent.password);
+    await page.goto(`${stack.origin}/dashboard/p/${p.project.id}/conversations?handoff=requested`);
+    await page.getByText('Nobody is waiting for a person.').waitFor();
+    await page.locator('.live-note[data-live="live"]').waitFor();
+
+    // The session ends on the server, and then the stream is cut (a restart, a proxy's timeout):
+    // its reconnect is refused (401), and the page asks to sign in again.
+    await stack.t.deps.store.db.deleteFrom('sessions').where('user_id', '=', agent.id).execute();
+    stack.t.app.server.closeAllConnections();
+    const dialog = page.getByRole('dialog', { name: 'Your session has ended' });
+    await dialog.waitFor();
+    await page.locator('.live-note[data-live="offline"]').waitFor();
+    await dialog.getByLabel('Password').fill(agent.password);
+    await dialog.getByRole('button', { name: 'Sign in again' }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // Live again, without a reload: a request made now shows up in the list.
+    await page.locator('.live-note[data-live="live"]').waitFor();
+    const created = await stack.t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey) });
+    const id = created.json().conversationId as string;
+    const asked = await stack.t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey), payload: { reason: 'Still there?' } });
+    expect(asked.statusCode).toBe(200);
+    await page.getByRole('list', { name: 'Conversations' }).locator(`li[data-conversation-id="${id}"]`).waitFor();
+    await context.close();
+  }, 120_000);
+
   it('lets a viewer see the inbox but not answer (the server refuses too), at 360 px', async () => {
     const p = await project();
     const viewer = await seedUser(stack.t, { role: 'member', memberships: [{ projectId: p.project.id, role: 'viewer' }] });

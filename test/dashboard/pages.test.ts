@@ -6,6 +6,7 @@ import { listUsers } from '../../src/accounts/users.js';
 import { appendMessage } from '../../src/conversations/messages.js';
 import { adminAuth, auth, createProject, dialects } from '../helper.js';
 import { browserAvailable, expectAccessible, launchBrowser, newContext, screenshot, seedUser, signIn, startDashboard, type DashboardStack } from './browser.js';
+import { expectNoSidewaysScroll } from './project-pages.js';
 
 const PAGES = ['Conversations', 'Knowledge', 'Actions', 'Skills', 'Widget', 'Analytics', 'Activity', 'Settings'];
 
@@ -194,6 +195,57 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
     await screenshot(page, `widget-${dialect.name}`);
   });
 
+  it('Widget: a starter question typed on a new line between two others is saved as its own question', async () => {
+    const { project } = await createProject(stack.t, {}, 'Starter shop');
+    const page = await ownerPage();
+    await page.goto(`${stack.origin}/dashboard/p/${project.id}/widget`);
+    const box = page.getByLabel('Starter questions');
+    await box.click();
+    await page.keyboard.type('Where is my order?');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('How do I return an item?');
+    // Back to the end of the first line, a new line, a question in between: as anyone edits a list.
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('Do you ship abroad?');
+    expect(await box.inputValue()).toBe('Where is my order?\nDo you ship abroad?\nHow do I return an item?');
+    // Blank lines and spaces around a question are left out when saving.
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('   ');
+    await page.getByRole('button', { name: 'Save widget' }).click();
+    await page.getByText('Saved: visitors see the new look').waitFor();
+    expect((await getProject(project.id)).json().project.settings.widget.starterQuestions).toEqual(['Where is my order?', 'Do you ship abroad?', 'How do I return an item?']);
+  });
+
+  it('the project switcher starts the page afresh: a draft or a "Saved." of one project never shows in the other', async () => {
+    const first = (await createProject(stack.t, {}, 'First switch shop')).project;
+    const second = (await createProject(stack.t, {}, 'Second switch shop')).project;
+    const page = await ownerPage();
+    const switcher = page.getByRole('banner').getByRole('combobox');
+
+    await page.goto(`${stack.origin}/dashboard/p/${first.id}/settings`);
+    await page.getByLabel('Instructions').fill('Be brief.');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Saved.').waitFor();
+    await switcher.selectOption(second.id);
+    await expect.poll(() => page.getByLabel('Project name', { exact: true }).inputValue()).toBe('Second switch shop');
+    expect(await page.getByText('Saved.').count()).toBe(0);
+
+    // An FAQ typed for the first project is not offered for adding to the second.
+    await page.goto(`${stack.origin}/dashboard/p/${first.id}/knowledge`);
+    await page.getByLabel('FAQ').check();
+    await page.getByLabel('Question 1').fill('Do you gift wrap?');
+    await page.getByLabel('Answer 1').fill('Yes, for 3 euros.');
+    await switcher.selectOption(second.id);
+    await page.waitForURL(`**/p/${second.id}/knowledge`);
+    await page.getByRole('heading', { name: 'Add a source' }).waitFor();
+    await page.getByLabel('FAQ').check();
+    expect(await page.getByLabel('Question 1').inputValue()).toBe('');
+    expect(await page.getByLabel('Answer 1').inputValue()).toBe('');
+  });
+
   it('Analytics: shows the figures of GET …/analytics, and changes with the period', async () => {
     const p = await createProject(stack.t, {}, 'Analytics shop');
     const db = stack.t.deps.store.db;
@@ -277,6 +329,70 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard pages in chromium
     await them.goto(`${stack.origin}/dashboard/p/${project.id}/analytics`);
     await them.getByRole('button', { name: 'Sign in' }).waitFor();
     await theirs.close();
+  });
+
+  it('Users: Revoke on an open invite is disabled while its request is under way, so a second press sends nothing', async () => {
+    const email = `twice-${Date.now()}@example.com`;
+    expect((await stack.t.app.inject({ method: 'POST', url: '/api/v1/admin/invites', headers: adminAuth(), payload: { email, role: 'owner' } })).statusCode).toBe(201);
+    const page = await ownerPage();
+    await page.goto(`${stack.origin}/dashboard/users`);
+    // The revoke is held on its way, as on a slow connection.
+    const deletes: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/api/v1/admin/invites/*', async (route) => {
+      if (route.request().method() !== 'DELETE') return route.continue();
+      deletes.push(route.request().url());
+      await held;
+      await route.continue();
+    });
+    const revoke = page.getByRole('button', { name: `Revoke the invite of ${email}` });
+    await revoke.click();
+    await expect.poll(() => deletes.length).toBe(1);
+    // The request can leave before React draws the pending state; the button is disabled while it is held.
+    await expect.poll(() => revoke.isDisabled()).toBe(true);
+    await revoke.click({ force: true });
+    release();
+    await revoke.waitFor({ state: 'detached' });
+    expect(deletes).toHaveLength(1);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    const open = (await stack.t.app.inject({ method: 'GET', url: '/api/v1/admin/invites', headers: adminAuth() })).json().invites as Array<{ email: string }>;
+    expect(open.some((i) => i.email === email)).toBe(false);
+  });
+
+  it('Users and the invite page fit a phone with a long e-mail address and name', async () => {
+    const { project } = await createProject(stack.t, {}, 'Long names shop');
+    const owner = await seedUser(stack.t, { role: 'owner' });
+    const phone = await newContext(browser, 360);
+    const page = await phone.newPage();
+    await signIn(page, stack.origin, owner.email, owner.password);
+    await page.goto(`${stack.origin}/dashboard/users`);
+    // Real addresses are this long; an address has no space for the line to break at.
+    const email = `alexandra.konstantinopoulou.${Date.now()}@northwind-household-goods.example.com`;
+    const invite = page.locator('form', { has: page.getByRole('heading', { name: 'Invite someone' }) });
+    await invite.getByLabel('Email').fill(email);
+    await invite.getByLabel('Project', { exact: true }).selectOption(project.id);
+    await invite.getByRole('button', { name: 'Create invite link' }).click();
+    const link = (await page.locator('[data-invite-link]').textContent())!;
+    await page.getByRole('heading', { name: 'Open invites' }).waitFor();
+    await expectNoSidewaysScroll(page, 'Users with an open invite');
+
+    const them = await phone.browser()!.newContext({ viewport: { width: 360, height: 780 } });
+    const invited = await them.newPage();
+    await invited.goto(link);
+    await invited.getByText(`You were invited as ${email}`).waitFor();
+    await expectNoSidewaysScroll(invited, 'the invite page');
+    await invited.getByLabel('Name').fill('Alexandra Konstantinopoulou-Vasilakopoulou');
+    await invited.getByLabel('Password').fill('a fine long password');
+    await invited.getByRole('button', { name: 'Create my account' }).click();
+    await invited.getByRole('button', { name: 'Sign out' }).waitFor();
+    await expectNoSidewaysScroll(invited, 'their first page');
+    await them.close();
+
+    await page.reload();
+    await page.locator(`li[data-user-email="${email}"]`).waitFor();
+    await expectNoSidewaysScroll(page, 'Users listing them');
+    await phone.close();
   });
 
   it('every page: reachable from the navigation, no serious axe violation, fits 360 px; screenshots', async () => {

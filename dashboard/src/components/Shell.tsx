@@ -1,14 +1,16 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { NavLink, Outlet, useLocation, useNavigate, useParams } from 'react-router';
 import { api } from '../api/client';
 import { ME_KEY, useMe } from '../lib/auth';
 import { lastProject, rememberProject, useProjects } from '../lib/project';
+import { focusPageTitle } from './ui';
 
 /** The project pages, in the navigation's order; the link names are fixed by issue 12. */
 export const PROJECT_PAGES = [
   { path: 'conversations', name: 'Conversations' },
   { path: 'knowledge', name: 'Knowledge' },
+  { path: 'evals', name: 'Evals' },
   { path: 'actions', name: 'Actions' },
   { path: 'skills', name: 'Skills' },
   { path: 'widget', name: 'Widget' },
@@ -31,6 +33,16 @@ export function Shell() {
   useEffect(() => {
     if (projectId) rememberProject(projectId);
   }, [projectId]);
+
+  // Another page (a link, the project switcher, Back or Forward): the focus goes to its title, as a
+  // page load would start there, rather than staying on a link of the page that has gone or on the
+  // body. A change of the address's query only (filters, a period) is the same page: focus stays.
+  const shownPath = useRef(location.pathname);
+  useEffect(() => {
+    if (shownPath.current === location.pathname) return;
+    shownPath.current = location.pathname;
+    focusPageTitle();
+  }, [location.pathname]);
 
   const switchProject = (next: string) => {
     // Stay on the same kind of page in the other project.
@@ -97,7 +109,9 @@ export function Shell() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
-        <Outlet />
+        {/* Another project starts its pages afresh: a draft, a "Saved." or an open editor of one
+            project must not show (or be sent) in the other. */}
+        <Outlet key={projectId ?? ''} />
       </main>
     </div>
   );

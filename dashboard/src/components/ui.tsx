@@ -1,17 +1,39 @@
-import { useId, type ReactNode } from 'react';
+import { useEffect, useId, type ReactNode } from 'react';
 import { errorMessage } from '../api/client';
 
-/** The heading of a page: its title (the page's one <h1>), a line of explanation and its main actions. */
+/**
+ * The browser's title for the page shown: what the tab, the history (Back's list) and a screen
+ * reader announce on arrival say, rather than the same "AnswerDesk" on every page.
+ */
+export function useDocumentTitle(title: string): void {
+  useEffect(() => {
+    document.title = `${title} · AnswerDesk`;
+  }, [title]);
+}
+
+/** The heading of a page: its title (the page's one <h1>, and the browser's title), a line of explanation and its main actions. */
 export function PageHeader({ title, description, children }: { title: string; description?: ReactNode; children?: ReactNode }) {
+  useDocumentTitle(title);
   return (
     <header className="page-header">
       <div>
-        <h1>{title}</h1>
+        {/* Focusable from script only: where the focus goes when what had it is gone. */}
+        <h1 tabIndex={-1}>{title}</h1>
         {description ? <p>{description}</p> : null}
       </div>
       {children ? <div className="row">{children}</div> : null}
     </header>
   );
+}
+
+/** Moves the focus to the page's title (its <h1>), or to the content itself while the page loads. */
+export function focusPageTitle(): void {
+  (document.querySelector<HTMLElement>('#main h1') ?? document.getElementById('main'))?.focus();
+}
+
+/** A count with its noun: "1 case", "3 cases". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /** What a form control needs to be labelled and tied to its hint and error. */
@@ -32,6 +54,52 @@ export function Field({ label, hint, error, children }: { label: ReactNode; hint
     <div className="field">
       <label htmlFor={id}>{label}</label>
       {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
+      {hint ? (
+        <span className="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      ) : null}
+      {error ? (
+        <span className="field-error" id={`${id}-error`}>
+          {error}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** A checkbox with its label beside it, and like `Field` an optional hint and error under it. */
+export function CheckboxField({
+  label,
+  hint,
+  error,
+  checked,
+  onChange,
+  disabled,
+}: {
+  label: ReactNode;
+  hint?: ReactNode;
+  error?: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  disabled?: boolean;
+}) {
+  const id = useId();
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className="field">
+      <label className="checkbox" htmlFor={id}>
+        <input
+          id={id}
+          type="checkbox"
+          checked={checked}
+          onChange={(e) => onChange(e.target.checked)}
+          disabled={disabled}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={describedBy}
+        />
+        {label}
+      </label>
       {hint ? (
         <span className="hint" id={`${id}-hint`}>
           {hint}

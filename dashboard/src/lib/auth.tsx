@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { api, errorMessage, onSessionEnded, unwrap } from '../api/client';
@@ -18,6 +18,9 @@ export async function fetchMe(): Promise<Me | null> {
   if (result.response.status === 401) return null;
   return unwrap(result);
 }
+
+/** The session's query: who is signed in, read again at most once a minute. */
+export const meQuery = queryOptions({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 60_000 });
 
 const MeContext = createContext<Me | null>(null);
 
@@ -77,7 +80,7 @@ export function useSignedIn(): (to?: string) => Promise<void> {
 export function RequireSession({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const location = useLocation();
-  const me = useQuery({ queryKey: ME_KEY, queryFn: fetchMe, staleTime: 60_000 });
+  const me = useQuery(meQuery);
   // The user whose session ended while their page was open (not one who signed out).
   const [ended, setEnded] = useState<Me | null>(null);
   useEffect(

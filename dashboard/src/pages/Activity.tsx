@@ -33,16 +33,8 @@ export function Activity() {
   const [state, setState] = useState<State>('live');
   const [error, setError] = useState<string | null>(null);
   const [truncated, setTruncated] = useState(false);
-  const [session, setSession] = useState(0);
+  const [session, setSession] = useState(1);
   const cursor = useRef<string | null>(null);
-
-  useEffect(() => {
-    // A new project starts from scratch.
-    cursor.current = null;
-    setMessages([]);
-    setState('live');
-    setSession((s) => s + 1);
-  }, [projectId]);
 
   const poll = useCallback(async () => {
     const result = await api.GET('/api/v1/admin/projects/{projectId}/activity', {
@@ -55,7 +47,7 @@ export function Activity() {
   }, [projectId]);
 
   useEffect(() => {
-    if (state !== 'live' || session === 0) return;
+    if (state !== 'live') return;
     let inFlight = false;
     let stopped = false;
     const tick = async () => {

@@ -6,7 +6,7 @@ import type { components } from '../api/schema';
 import { ConfirmButton, StatusBadge } from '../components/kit/kit';
 import '../components/kit/pages.css';
 import { KnowledgeTabs } from '../components/knowledge/KnowledgeTabs';
-import { Field, formatDateTime, FormError, PageHeader, QueryStatus, ReadOnlyNote } from '../components/ui';
+import { Field, formatDateTime, FormError, PageHeader, plural, QueryStatus, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
 import { sourcesKey } from './Knowledge';
 
@@ -23,10 +23,6 @@ const ANSWER_MAX = 10_000;
 function periodOf(params: URLSearchParams): Period {
   const days = Number(params.get('days'));
   return (PERIODS as readonly number[]).includes(days) ? (days as Period) : 30;
-}
-
-function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 /**
@@ -46,6 +42,8 @@ export function Gaps() {
   const setAnswer = (gapId: string, text: string | undefined) => setAnswers((all) => ({ ...all, [gapId]: text }));
   // The form just opened takes the focus; one shown again when the period changes back does not.
   const [opened, setOpened] = useState<string | null>(null);
+  // The gap whose form was just cancelled: its "Answer this" takes the focus back.
+  const [cancelled, setCancelled] = useState<string | null>(null);
   const [flash, setFlash] = useState<{ question: string; sourceTitle: string } | null>(null);
 
   const gaps = useQuery({
@@ -87,6 +85,7 @@ export function Gaps() {
             next.set('days', e.target.value);
             setParams(next);
             setOpened(null);
+            setCancelled(null);
           }}
         >
           {PERIODS.map((d) => (
@@ -144,7 +143,10 @@ export function Gaps() {
                       answer={answer}
                       autoFocus={opened === g.id}
                       onChange={(text) => setAnswer(g.id, text)}
-                      onCancel={() => setAnswer(g.id, undefined)}
+                      onCancel={() => {
+                        setAnswer(g.id, undefined);
+                        setCancelled(g.id);
+                      }}
                       onResolved={(sourceTitle) => {
                         setAnswer(g.id, undefined);
                         setFlash({ question: g.question, sourceTitle });
@@ -156,9 +158,11 @@ export function Gaps() {
                     <div className="row">
                       <button
                         type="button"
+                        autoFocus={cancelled === g.id}
                         onClick={() => {
                           setAnswer(g.id, '');
                           setOpened(g.id);
+                          setCancelled(null);
                           setFlash(null);
                         }}
                       >

@@ -2,11 +2,12 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
-import { Field, FormError, Loading, QueryError } from '../components/ui';
+import { Field, FormError, Loading, QueryError, useDocumentTitle } from '../components/ui';
 import { useSignedIn } from '../lib/auth';
 
 /** An invite link: the invited person picks their name and password, and is signed in. */
 export function Invite() {
+  useDocumentTitle('Join');
   const [params] = useSearchParams();
   const token = params.get('token') ?? '';
   const signedIn = useSignedIn();

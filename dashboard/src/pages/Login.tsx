@@ -2,7 +2,7 @@ import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { api, unwrap } from '../api/client';
-import { FormError } from '../components/ui';
+import { FormError, useDocumentTitle } from '../components/ui';
 import { useSignedIn } from '../lib/auth';
 
 /** A same-app path to go back to after signing in (never another site). */
@@ -13,6 +13,7 @@ export function safeNext(next: string | null): string {
 }
 
 export function Login() {
+  useDocumentTitle('Sign in');
   const [params] = useSearchParams();
   const signedIn = useSignedIn();
   const [email, setEmail] = useState('');

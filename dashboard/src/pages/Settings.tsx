@@ -2,7 +2,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { api, ApiError, unwrap } from '../api/client';
-import { Field, FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
+import { CheckboxField, Field, FormError, Loading, PageHeader, QueryError, ReadOnlyNote } from '../components/ui';
 import { projectKey, projectsKey, usePermissions, useProject, useProjectId, type Project } from '../lib/project';
 
 interface Form {
@@ -15,7 +15,14 @@ interface Form {
   chat: string;
   session: string;
   general: string;
+  handoffEnabled: boolean;
+  afterDeclined: string;
+  onNegativeFeedback: boolean;
+  officeHoursText: string;
 }
+
+/** The handoff settings as the server applies them when the project has none (docs/handoff.md). */
+const HANDOFF_DEFAULTS = { handoffEnabled: true, afterDeclined: '', onNegativeFeedback: false, officeHoursText: '' } satisfies Partial<Form>;
 
 function formOf(project: Project): Form {
   const s = project.settings;
@@ -29,7 +36,23 @@ function formOf(project: Project): Form {
     chat: s.rateLimits?.chat === undefined ? '' : String(s.rateLimits.chat),
     session: s.rateLimits?.session === undefined ? '' : String(s.rateLimits.session),
     general: s.rateLimits?.general === undefined ? '' : String(s.rateLimits.general),
+    handoffEnabled: s.handoff?.enabled ?? HANDOFF_DEFAULTS.handoffEnabled,
+    afterDeclined: s.handoff?.afterDeclined == null ? '' : String(s.handoff.afterDeclined),
+    onNegativeFeedback: s.handoff?.onNegativeFeedback ?? HANDOFF_DEFAULTS.onNegativeFeedback,
+    officeHoursText: s.handoff?.officeHoursText ?? '',
   };
+}
+
+/**
+ * The handoff settings to send: null when the form holds the defaults (the stored ones are removed,
+ * so the server's defaults apply), else every field, an empty one as null ("never", "no text").
+ */
+function handoffOf(form: Form) {
+  const text = form.officeHoursText.trim();
+  const after = num(form.afterDeclined);
+  if (form.handoffEnabled === HANDOFF_DEFAULTS.handoffEnabled && after === undefined && form.onNegativeFeedback === HANDOFF_DEFAULTS.onNegativeFeedback && !text)
+    return null;
+  return { enabled: form.handoffEnabled, afterDeclined: after ?? null, onNegativeFeedback: form.onNegativeFeedback, officeHoursText: text || null };
 }
 
 /** A number field: its text as a number, or undefined when left empty (the server's default applies). */
@@ -40,7 +63,7 @@ function num(text: string): number | undefined {
 /**
  * The PATCH body: what the form says, settings merged one level deep by the server. An empty Model
  * or TTL is sent as null, which removes the stored value so the default applies again (leaving the
- * key out would keep it).
+ * key out would keep it); so are the handoff settings when the form holds their defaults.
  */
 function bodyOf(form: Form) {
   const rateLimits = { chat: num(form.chat), session: num(form.session), general: num(form.general) };
@@ -56,6 +79,7 @@ function bodyOf(form: Form) {
         .map((o) => o.trim())
         .filter(Boolean),
       rateLimits: Object.fromEntries(Object.entries(rateLimits).filter(([, v]) => v !== undefined)),
+      handoff: handoffOf(form),
     },
   };
 }
@@ -69,7 +93,6 @@ export function Settings() {
   const [saved, setSaved] = useState(false);
 
   // The form starts from the stored project, once per project: a refetch never overwrites edits.
-  useEffect(() => setForm(null), [projectId]);
   useEffect(() => {
     if (project.data && !form) setForm(formOf(project.data));
   }, [project.data, form]);
@@ -150,6 +173,47 @@ export function Settings() {
             <Field label="Other calls" hint="Default 60." error={err?.fieldError('settings.rateLimits.general')}>
               {(p) => <input {...p} type="number" min={1} value={form.general} onChange={(e) => set({ general: e.target.value })} readOnly={readOnly} />}
             </Field>
+          </div>
+        </fieldset>
+        <fieldset className="stack">
+          <legend>Handoff to a person</legend>
+          <p className="muted">
+            When a conversation goes to your team: people then answer it from Conversations, and the assistant stays quiet until it is handed back.
+          </p>
+          <CheckboxField
+            label="Visitors and the assistant can ask for a person"
+            hint="On (the default): the widget shows “Talk to a person”, and the assistant can hand a conversation over. Off: neither, and the rules below do not apply; your team can still take a conversation over from Conversations."
+            checked={form.handoffEnabled}
+            onChange={(handoffEnabled) => set({ handoffEnabled })}
+            disabled={readOnly}
+          />
+          <Field
+            label="Hand off after this many declined answers in a row"
+            hint="Declined: the assistant searched your knowledge and found nothing to answer with. 1 to 20; empty: never (the default)."
+            error={err?.fieldError('settings.handoff.afterDeclined')}
+          >
+            {(p) => (
+              <input {...p} type="number" min={1} max={20} step={1} value={form.afterDeclined} onChange={(e) => set({ afterDeclined: e.target.value })} readOnly={readOnly} />
+            )}
+          </Field>
+          <CheckboxField
+            label="Hand off when a visitor rates an answer as not helpful"
+            hint="Off by default."
+            checked={form.onNegativeFeedback}
+            onChange={(onNegativeFeedback) => set({ onNegativeFeedback })}
+            disabled={readOnly}
+          />
+          <Field
+            label="Office hours text"
+            hint="Shown in the widget while a visitor waits for a person, such as “We reply Mon–Fri, 9:00–17:00 CET.” Up to 500 characters; empty: none."
+            error={err?.fieldError('settings.handoff.officeHoursText')}
+          >
+            {(p) => <textarea {...p} rows={2} value={form.officeHoursText} onChange={(e) => set({ officeHoursText: e.target.value })} readOnly={readOnly} />}
+          </Field>
+          <div>
+            <button type="button" className="secondary" disabled={readOnly} onClick={() => set(HANDOFF_DEFAULTS)}>
+              Restore the handoff defaults
+            </button>
           </div>
         </fieldset>
         <FormError error={save.error} />

@@ -2,11 +2,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../api/client';
 import type { components } from '../api/schema';
+import { ConfirmButton, useFocusAfterRemoval } from '../components/kit/kit';
 import { Field, FormError, Loading, PageHeader, QueryError, formatDateTime } from '../components/ui';
 import { useMe, type ProjectRole } from '../lib/auth';
 import { useProjects, type Project } from '../lib/project';
 
 type User = components['schemas']['User'];
+type Invite = components['schemas']['Invite'];
 const USERS_KEY = ['users'];
 const INVITES_KEY = ['invites'];
 
@@ -51,7 +53,6 @@ function UsersForOwner() {
 function UserRow({ user, projects }: { user: User; projects: Project[] }) {
   const me = useMe();
   const queryClient = useQueryClient();
-  const [confirm, setConfirm] = useState(false);
   const done = () => queryClient.invalidateQueries({ queryKey: USERS_KEY });
   const setRole = useMutation({
     mutationFn: async (role: 'owner' | 'member') => unwrap(await api.PATCH('/api/v1/admin/users/{userId}', { params: { path: { userId: user.id } }, body: { role } })),
@@ -72,7 +73,7 @@ function UserRow({ user, projects }: { user: User; projects: Project[] }) {
   return (
     <li className="card" data-user-email={user.email}>
       <div className="row" style={{ justifyContent: 'space-between' }}>
-        <div>
+        <div className="wrap-anywhere">
           <strong>{user.name}</strong> <span className="muted">{user.email}</span>
           {self ? <span className="badge"> you</span> : null}
           <div className="muted">Since {formatDateTime(user.createdAt)}</div>
@@ -112,20 +113,15 @@ function UserRow({ user, projects }: { user: User; projects: Project[] }) {
       )}
       <FormError error={setMembership.error} />
       <FormError error={remove.error} />
-      {self ? null : confirm ? (
-        <div className="row">
-          <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
-            Yes, remove {user.name}
-          </button>
-          <button type="button" className="secondary" onClick={() => setConfirm(false)}>
-            Cancel
-          </button>
-        </div>
-      ) : (
+      {self ? null : (
         <div>
-          <button type="button" className="secondary" onClick={() => setConfirm(true)}>
-            Remove {user.name}
-          </button>
+          <ConfirmButton
+            label={`Remove ${user.name}`}
+            action="Remove"
+            confirmLabel={`Yes, remove ${user.name}`}
+            busy={remove.isPending}
+            onConfirm={() => remove.mutate()}
+          />
         </div>
       )}
     </li>
@@ -198,7 +194,7 @@ function InviteForm({ projects }: { projects: Project[] }) {
       </div>
       <FormError error={invite.error} />
       {link ? (
-        <div className="notice" role="status">
+        <div className="notice wrap-anywhere" role="status">
           <p>Send this one-time link to {invite.data?.invite.email} (it works once, until {formatDateTime(invite.data?.invite.expiresAt)}):</p>
           <pre>
             <code data-invite-link>{link}</code>
@@ -227,17 +223,36 @@ function Invites() {
       <h2 id="invites-title">Open invites</h2>
       <ul>
         {invites.data.map((i) => (
-          <li key={i.id} className="row">
-            <span>
-              {i.email} ({i.role}), until {formatDateTime(i.expiresAt)}
-            </span>
-            <button type="button" className="secondary" onClick={() => revoke.mutate(i.id)} aria-label={`Revoke the invite of ${i.email}`}>
-              Revoke
-            </button>
-          </li>
+          <InviteRow key={i.id} invite={i} revoking={revoke.isPending && revoke.variables === i.id} onRevoke={() => revoke.mutate(i.id)} />
         ))}
       </ul>
       <FormError error={revoke.error} />
     </section>
+  );
+}
+
+/** An open invite; Revoke is disabled while its request is under way, so a second press sends nothing. */
+function InviteRow({ invite: i, revoking, onRevoke }: { invite: Invite; revoking: boolean; onRevoke: () => void }) {
+  // Once revoked the row goes away: the focus moves to the next invite's Revoke, not to the top of the page.
+  const arm = useFocusAfterRemoval('Revoke');
+  return (
+    <li className="row">
+      <span className="wrap-anywhere">
+        {i.email} ({i.role}), until {formatDateTime(i.expiresAt)}
+      </span>
+      <button
+        type="button"
+        className="secondary"
+        data-row-action="Revoke"
+        disabled={revoking}
+        onClick={(e) => {
+          arm(e.currentTarget);
+          onRevoke();
+        }}
+        aria-label={`Revoke the invite of ${i.email}`}
+      >
+        Revoke
+      </button>
+    </li>
   );
 }

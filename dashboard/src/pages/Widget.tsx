@@ -22,6 +22,11 @@ const COLORS = [
 const { availableSkills: _skills, handoff: _handoff, ...DEFAULTS } = DEFAULT_CONFIG;
 const formOf = (widget: WidgetSettings | undefined): Form => ({ ...DEFAULTS, ...widget });
 
+/** The starter questions as saved and shown: each line trimmed, blank lines left out. */
+function cleanQuestions(lines: string[]): string[] {
+  return lines.map((q) => q.trim()).filter(Boolean);
+}
+
 /** A hex color the color picker can show (it only takes #rrggbb). */
 function pickerValue(color: string): string {
   return /^#[0-9a-f]{6}$/i.test(color) ? color : '#000000';
@@ -46,7 +51,6 @@ export function Widget() {
     queryFn: async () => unwrap(await api.GET('/api/v1/admin/projects/{projectId}/skills', { params: { path: { projectId }, query: { enabled: 'true' } } })).skills,
   });
 
-  useEffect(() => setForm(null), [projectId]);
   useEffect(() => {
     if (project.data && !form) setForm(formOf(project.data.settings.widget));
   }, [project.data, form]);
@@ -64,7 +68,7 @@ export function Widget() {
     const availableSkills = (skills.data ?? []).map((s) => ({ id: s.id, name: s.name, description: s.description }));
     // A short pause so that typing a color does not restart the widget on every key.
     const timer = setTimeout(() => {
-      frame.current?.contentWindow?.postMessage({ type: 'answerdesk:preview', config: { ...form, availableSkills }, open: true }, location.origin);
+      frame.current?.contentWindow?.postMessage({ type: 'answerdesk:preview', config: { ...form, starterQuestions: cleanQuestions(form.starterQuestions), availableSkills }, open: true }, location.origin);
     }, 150);
     return () => clearTimeout(timer);
   }, [previewReady, form, skills.data]);
@@ -88,7 +92,7 @@ export function Widget() {
   };
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    save.mutate({ ...form, starterQuestions: form.starterQuestions.map((q) => q.trim()).filter(Boolean) });
+    save.mutate({ ...form, starterQuestions: cleanQuestions(form.starterQuestions) });
   };
   const readOnly = !can.configure;
   const fieldError = (name: keyof Form) => err?.fieldError(`settings.widget.${name}`);
@@ -132,7 +136,10 @@ export function Widget() {
                 {...p}
                 rows={3}
                 value={form.starterQuestions.join('\n')}
-                onChange={(e) => set({ starterQuestions: e.target.value.split('\n').map((q) => q.trimStart()).filter((q, i, all) => q !== '' || i === all.length - 1) })}
+                // The lines as typed, blank ones included (a new line between two questions starts
+                // blank): a blank line dropped here would move the cursor and join what is typed
+                // next onto another question. Blanks and spaces are left out when saving.
+                onChange={(e) => set({ starterQuestions: e.target.value.split('\n') })}
                 readOnly={readOnly}
               />
             )}

@@ -139,6 +139,16 @@ describe.each(dialects)('answer regression tests ($name)', (dialect) => {
 
     const read = await t.app.inject({ method: 'GET', url: url(`/${suite.id}`), headers: adminAuth() });
     expect((read.json() as { eval: EvalSuite }).eval.runs.map((r) => r.id)).toEqual([secondRun.run.id, firstRun.run.id]);
+    // Each kept run can be read again with its per-case results and its comparison, as it was answered.
+    const readRun = async (runId: string, evalId = suite.id) => t.app.inject({ method: 'GET', url: url(`/${evalId}/runs/${runId}`), headers: adminAuth() });
+    expect((await readRun(secondRun.run.id)).json()).toEqual(secondRun);
+    expect((await readRun(firstRun.run.id)).json()).toEqual(firstRun);
+    const unknownRun = await readRun('evrun_unknown');
+    expect([unknownRun.statusCode, unknownRun.json()]).toEqual([404, { error: 'Eval run not found' }]);
+    const otherSuite = (await t.app.inject({ method: 'POST', url: url(), headers: adminAuth(), payload: { name: 'Other', cases: cases() } })).json() as { eval: EvalSuite };
+    expect((await readRun(firstRun.run.id, otherSuite.eval.id)).json()).toEqual({ error: 'Eval run not found' });
+    await t.app.inject({ method: 'DELETE', url: url(`/${otherSuite.eval.id}`), headers: adminAuth() });
+
     const list = await t.app.inject({ method: 'GET', url: url(), headers: adminAuth() });
     expect(list.json()).toEqual({
       evals: [{ id: suite.id, name: 'Basics', caseCount: 3, createdAt: suite.createdAt, updatedAt: suite.updatedAt, lastRun: { id: secondRun.run.id, model: 'builtin', metrics: secondRun.run.metrics, createdAt: secondRun.run.createdAt } }],

@@ -4,8 +4,8 @@ import { deleteSuite } from '../../evals/suites.js';
 import { API_PREFIX } from '../../http/auth.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
-import { createEvalBody, evalList, evalParams, evalResultSchema, evalRunCreated, evalWrapped, runEvalBody } from './schema.js';
-import { createEval, getEval, listEvals, runCases, runStoredEval } from './service.js';
+import { createEvalBody, evalList, evalParams, evalResultSchema, evalRunCreated, evalRunParams, evalWrapped, runEvalBody } from './schema.js';
+import { createEval, getEval, getEvalRun, listEvals, runCases, runStoredEval } from './service.js';
 
 const BASE = `${API_PREFIX}/admin/projects/:projectId/evals`;
 /**
@@ -104,6 +104,23 @@ export const evalRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
       return reply.code(201).send(await runStoredEval(deps, project, request.params.evalId, request.log));
+    },
+  });
+
+  app.get(`${BASE}/:evalId/runs/:runId`, {
+    config: { auth: 'admin' },
+    schema: {
+      tags: ['evals'],
+      operationId: 'getEvalRun',
+      summary: 'Get a stored run of an eval suite',
+      description:
+        'A kept run with its per-case results, and how it compares with the run of the suite before it (null when that one is the first, or no longer kept), as `runEval` answered when it ran.',
+      params: evalRunParams,
+      response: { 200: evalRunCreated, ...adminErrors },
+    },
+    handler: async (request) => {
+      const project = await adminProject(request, request.params.projectId);
+      return getEvalRun(deps, project, request.params.evalId, request.params.runId);
     },
   });
 

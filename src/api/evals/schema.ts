@@ -141,5 +141,6 @@ export const evalRunCreated = z
   .meta({ id: 'EvalRunResponse', description: 'The stored run and how it compares with the previous one.' });
 
 export const evalParams = projectParams.extend({ evalId: z.string().min(1).max(64).describe('Eval suite id (`eval_…`).') });
+export const evalRunParams = evalParams.extend({ runId: z.string().min(1).max(64).describe('Run id (`evrun_…`).') });
 export const evalWrapped = z.object({ eval: evalSuiteSchema }).meta({ id: 'EvalSuiteResponse', description: 'An eval suite.' });
 export const evalList = z.object({ evals: z.array(evalSuiteSummarySchema) }).meta({ id: 'EvalSuiteList', description: "The project's eval suites, newest first." });

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import type { EvalCase } from '../../evals/cases.js';
 import { compareRuns, type EvalComparison } from '../../evals/compare.js';
 import { runEval, type EvalOutcome } from '../../evals/run.js';
-import { createSuite, getSuite, listRuns, listSuites, recordRun, type EvalRun, type EvalSuite } from '../../evals/suites.js';
+import { createSuite, getRun, getSuite, listRuns, listSuites, previousRun, recordRun, type EvalRun, type EvalSuite } from '../../evals/suites.js';
 import type { Project } from '../../projects/project.js';
 
 const summary = (r: EvalRun) => ({ id: r.id, model: r.model, metrics: r.metrics, createdAt: r.createdAt });
@@ -50,5 +50,13 @@ export async function runStoredEval(
   const [previous] = await listRuns(deps.store.db, suite.id, 1);
   const outcome = await runEval(deps, project, suite.cases, log, countTokens(deps, project));
   const run = await recordRun(deps.store.db, suite, outcome);
+  return { run, comparison: previous ? compareRuns(run, previous) : null };
+}
+
+/** A stored run with its per-case results, compared with the run of the suite before it. */
+export async function getEvalRun(deps: AppDeps, project: Project, evalId: string, runId: string): Promise<{ run: EvalRun; comparison: EvalComparison | null }> {
+  const suite = await getSuite(deps.store.db, project.id, evalId);
+  const run = await getRun(deps.store.db, suite.id, runId);
+  const previous = await previousRun(deps.store.db, run);
   return { run, comparison: previous ? compareRuns(run, previous) : null };
 }

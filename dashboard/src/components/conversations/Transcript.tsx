@@ -7,8 +7,8 @@ import { useMe } from '../../lib/auth';
 import type { LiveState } from '../../lib/live';
 import { usePermissions, useProjectId } from '../../lib/project';
 import { LiveNote } from './LiveNote';
-import { prettyJson, StatusBadge } from '../kit/kit';
-import { formatDateTime, FormError, Loading, PageHeader, QueryError } from '../ui';
+import { ConfirmButton, prettyJson, StatusBadge } from '../kit/kit';
+import { focusPageTitle, formatDateTime, FormError, Loading, PageHeader, QueryError } from '../ui';
 
 type Detail = components['schemas']['AdminConversationDetail'];
 type Message = Detail['messages'][number];
@@ -57,6 +57,17 @@ export function Transcript({ conversationId, live }: { conversationId: string; l
     queryFn: async () =>
       unwrap(await api.GET('/api/v1/admin/projects/{projectId}/conversations/{conversationId}', { params: { path: { projectId, conversationId } } })),
   });
+  // The button just pressed goes away with the state it changed (Assign to me once it is yours,
+  // Hand back once the agent has it): the focus moves to the heading that now says who has the
+  // conversation. After a close, ConfirmButton moves it to the page's title as its button goes away.
+  const handoffHeading = useRef<HTMLHeadingElement>(null);
+  const [focusHandoff, setFocusHandoff] = useState(false);
+  useEffect(() => {
+    if (!focusHandoff) return;
+    if (handoffHeading.current) handoffHeading.current.focus();
+    else focusPageTitle();
+    setFocusHandoff(false);
+  }, [focusHandoff]);
   const changed = ({ conversation }: { conversation: AdminConversation }) => {
     queryClient.setQueryData<Detail>(detailKey(projectId, conversationId), (d) => (d ? { ...d, conversation } : d));
     void queryClient.invalidateQueries({ queryKey: ['projects', projectId, 'conversations'] });
@@ -69,11 +80,17 @@ export function Transcript({ conversationId, live }: { conversationId: string; l
   // "Assign to me": a signed-in user without `assignee` takes it themselves.
   const assign = useMutation({
     mutationFn: async () => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/assign', { ...path, body: {} })),
-    onSuccess: changed,
+    onSuccess: (result) => {
+      changed(result);
+      setFocusHandoff(true);
+    },
   });
   const handBack = useMutation({
     mutationFn: async () => unwrap(await api.POST('/api/v1/admin/projects/{projectId}/conversations/{conversationId}/handback', path)),
-    onSuccess: changed,
+    onSuccess: (result) => {
+      changed(result);
+      setFocusHandoff(true);
+    },
   });
 
   const back = (
@@ -107,16 +124,17 @@ export function Transcript({ conversationId, live }: { conversationId: string; l
       {back}
       <PageHeader title={`Conversation with ${who}`}>
         {c.status === 'ACTIVE' ? (
-          <button type="button" onClick={() => close.mutate()} disabled={!perms.work || close.isPending}>
-            Close conversation
-          </button>
+          // Closing cannot be undone (the end user cannot write into it any more): it asks once more.
+          <ConfirmButton label="Close conversation" confirmLabel="Yes, close it for good" disabled={!perms.work} busy={close.isPending} onConfirm={() => close.mutate()} />
         ) : null}
       </PageHeader>
       <FormError error={close.error} />
       <LiveNote live={live} />
       {c.status === 'ACTIVE' ? (
         <section className="card handoff-panel" aria-labelledby="handoff-heading">
-          <h2 id="handoff-heading">{handoffTitle(c, me.user.id)}</h2>
+          <h2 id="handoff-heading" ref={handoffHeading} tabIndex={-1}>
+            {handoffTitle(c, me.user.id)}
+          </h2>
           {c.handoff?.reason ? (
             <p className="muted">
               Reason given: <q>{c.handoff.reason}</q>

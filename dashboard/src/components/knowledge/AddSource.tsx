@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { api, ApiError, unwrap } from '../../api/client';
 import type { components } from '../../api/schema';
 import { detailPath, errorsUnder, formLevelError } from '../kit/kit';
-import { Field, FormError } from '../ui';
+import { Field, FormError, plural } from '../ui';
 import { FileUpload } from './FileUpload';
 
 type CreateBody = components['schemas']['CreateKnowledgeSourceRequest'];
@@ -48,7 +48,7 @@ function errorAtPlaces(err: unknown, places: number[]): unknown {
 function addedMessage(source: { title?: string | null; url?: string | null; type: string }, faqCount: number): string {
   const name = source.title ?? source.url;
   if (source.type === 'faq') {
-    const pairs = `${faqCount} question${faqCount === 1 ? '' : 's'}`;
+    const pairs = plural(faqCount, 'question');
     return name ? `Added “${name}” with ${pairs}: it is being read now.` : `FAQ added with ${pairs}: it is being read now.`;
   }
   return name ? `Added “${name}”: it is being read now.` : `${KINDS.find((k) => k.kind === source.type)?.label ?? 'Source'} added: it is being read now.`;
