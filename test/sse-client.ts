@@ -8,6 +8,8 @@ export interface SseConnection {
   next(match: (e: EventSourceMessage) => boolean, timeoutMs?: number): Promise<EventSourceMessage>;
   /** The raw text received, for `:` comments (keep-alives) that the parser drops. */
   raw(): string;
+  /** Resolves when the server ends the stream (not when the test closes it). */
+  ended: Promise<void>;
   close(): void;
 }
 
@@ -21,6 +23,8 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
   const events: EventSourceMessage[] = [];
   let rawText = '';
   const waiters = new Set<() => void>();
+  let serverEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (serverEnded = resolve));
   if (response.ok && response.body) {
     const [forParser, forRaw] = response.body.tee();
     void (async () => {
@@ -31,6 +35,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
           if (done) break;
           rawText += value;
         }
+        serverEnded();
       } catch {
         // Closed by the test.
       }
@@ -53,6 +58,7 @@ export async function openSse(url: string, headers: Record<string, string>): Pro
     status: response.status,
     events,
     raw: () => rawText,
+    ended,
     next(match, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

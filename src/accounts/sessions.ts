@@ -47,9 +47,10 @@ export async function createSession(db: Kysely<Database>, userId: string): Promi
 /**
  * The live session for a cookie value, read from the database on every request (so logout, a
  * password change or a user's removal ends it at once on every node), with its user and
- * memberships. Pushes the sliding expiry forward, at most once a minute.
+ * memberships. Pushes the sliding expiry forward, at most once a minute, unless `touch` is false (a
+ * check that the session still holds, such as an open event stream's, is not a use of it).
  */
-export async function findSession(db: Kysely<Database>, token: string): Promise<ActiveSession | null> {
+export async function findSession(db: Kysely<Database>, token: string, { touch = true }: { touch?: boolean } = {}): Promise<ActiveSession | null> {
   if (!/^[0-9A-Za-z]{43}$/.test(token)) return null;
   const idHash = hashToken(token);
   const at = now();
@@ -74,7 +75,7 @@ export async function findSession(db: Kysely<Database>, token: string): Promise<
     .executeTakeFirst();
   if (!row) return null;
   let expiresAt = row.expires_at;
-  if (Date.parse(at) - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) {
+  if (touch && Date.parse(at) - Date.parse(row.last_seen_at) >= TOUCH_EVERY_MS) {
     const slid = new Date(Math.min(Date.parse(at) + SESSION_IDLE_MS, Date.parse(row.absolute_expires_at))).toISOString();
     await db.updateTable('sessions').set({ last_seen_at: at, expires_at: slid }).where('id_hash', '=', idHash).execute();
     expiresAt = slid;

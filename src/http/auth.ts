@@ -121,6 +121,31 @@ export function registerAuth(app: FastifyInstance): void {
   };
   app.decorate('authenticate', authenticate);
   app.addHook('onRequest', authenticate);
+
+  // A long-lived response (an event stream) asks again: a session signed out, expired or whose
+  // user lost the project, and a key revoked, end it rather than keep it open on a credential
+  // that would be refused now. A key is read through the same cache as a request's, so a revoke on
+  // another node is seen within the cache's TTL.
+  app.decorate('stillAuthorized', async (request: FastifyRequest): Promise<boolean> => {
+    const caller = request.caller;
+    if (caller?.type === 'admin') return true;
+    if (caller?.type === 'user') {
+      const token = sessionToken(request);
+      const session = token ? await findSession(app.deps.store.db, token, { touch: false }) : null;
+      if (!session) return false;
+      try {
+        authorizeSession(request, { type: 'user', session });
+      } catch (err) {
+        if (err instanceof HttpError) return false;
+        throw err;
+      }
+      return true;
+    }
+    if (caller?.type !== 'key') return false;
+    const key = presentedKey(request);
+    const owner = key ? await owners.getOrLoad(key, () => findKeyOwner(app.deps.store.db, secretBox(app.deps.config), key)) : null;
+    return owner?.keyId === caller.owner.keyId;
+  });
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

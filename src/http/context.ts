@@ -32,6 +32,11 @@ declare module 'fastify' {
     caches: CacheGroup;
     /** The auth and rate-limit check every request passes (an onRequest hook; see http/auth.ts). */
     authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
+    /**
+     * Whether the credential that opened this request still grants its route, asked again later
+     * (by an open event stream): the session not ended and its role still enough, the key not revoked.
+     */
+    stillAuthorized(request: FastifyRequest): Promise<boolean>;
     /** The answers this node is running: capped per node and per project, drained at shutdown. */
     answers: InFlightAnswers;
   }

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { opensslHmac } from '../../../test/identity.js';
 import { adminAuth, auth, createProject, createTestApp, dialects, limiterKinds, type TestApp } from '../../../test/helper.js';
 import { openSse, type SseConnection } from '../../../test/sse-client.js';
+import type { ProjectRole } from '../../accounts/types.js';
+import { createUser } from '../../accounts/users.js';
 import { base62 } from '../../lib/ids.js';
 import type { CreatedProject } from '../../projects/projects.js';
 
@@ -22,6 +24,10 @@ const humanReply = (t: TestApp, p: CreatedProject, id: string, content: string, 
   });
 
 const data = (e: { data: string }) => JSON.parse(e.data);
+
+/** Sign-in is a write: it comes from the dashboard's own origin. */
+const SAME_ORIGIN = { host: 'dash.example', 'sec-fetch-site': 'same-origin', origin: 'http://dash.example' };
+const PASSWORD = 'correct horse battery';
 
 /**
  * The live events of a conversation (SSE) through the whole app over a real port, on each database
@@ -188,6 +194,68 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: auth(p.publicKey) })).status).toBe(401);
       const otherKey = await createProject(t);
       expect((await fetch(`${base}/api/v1/admin/projects/${p.project.id}/events`, { headers: { authorization: `Bearer ${otherKey.secretKey}` } })).status).toBe(404);
+    });
+
+    it('ends a stream once its credential would be refused: a session signed out, a user taken off the project, a revoked key; others stay open', async () => {
+      const p = await createProject(t);
+      const inboxUrl = `${base}/api/v1/admin/projects/${p.project.id}/events`;
+      const signedIn = async (role: ProjectRole) => {
+        const email = `stream-${role}-${base62(8).toLowerCase()}@example.com`;
+        const user = await createUser(t.deps.store.db, { email, name: `A ${role}`, role: 'member', password: PASSWORD, memberships: [{ projectId: p.project.id, role }] });
+        const res = await t.app.inject({ method: 'POST', url: '/api/v1/auth/login', headers: SAME_ORIGIN, payload: { email, password: PASSWORD } });
+        expect(res.statusCode).toBe(200);
+        return { user, cookie: `answerdesk_session=${/answerdesk_session=([^;]*)/.exec(String(res.headers['set-cookie']))![1]}` };
+      };
+      const inbox = async (headers: Record<string, string>) => {
+        const c = await openSse(inboxUrl, headers);
+        open.push(c);
+        expect(c.status).toBe(200);
+        await waitForReady(c);
+        return c;
+      };
+      const leaving = await signedIn('agent');
+      const removed = await signedIn('viewer');
+      const staying = await signedIn('agent');
+      const newKey = async (kind: 'public' | 'secret') => {
+        const body = (await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/keys`, headers: adminAuth(), payload: { kind } })).json();
+        return { id: body.key.id as string, key: body.secret as string };
+      };
+      const key = await newKey('secret');
+      const widgetKey = await newKey('public');
+      const streams = {
+        leaving: await inbox({ cookie: leaving.cookie }),
+        removed: await inbox({ cookie: removed.cookie }),
+        staying: await inbox({ cookie: staying.cookie }),
+        key: await inbox({ authorization: `Bearer ${key.key}` }),
+        admin: await inbox(adminAuth()),
+      };
+      // A check is not a use: the session's sliding expiry stays where the last request left it.
+      const lastSeen = new Date(Date.now() - 5 * 60_000).toISOString();
+      await t.deps.store.db.updateTable('sessions').set({ last_seen_at: lastSeen }).where('user_id', '=', staying.user.id).execute();
+      const id = await newConversation(t, p);
+      const widget = await openSse(`${base}/api/v1/chat/conversations/${id}/events`, auth(widgetKey.key));
+      open.push(widget);
+      await widget.next((e) => e.event === 'handoff');
+      const current = await connect(p, id);
+      await current.next((e) => e.event === 'handoff');
+
+      expect((await t.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { ...SAME_ORIGIN, cookie: leaving.cookie } })).statusCode).toBe(204);
+      expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/users/${removed.user.id}/memberships/${p.project.id}`, headers: adminAuth() })).statusCode).toBe(204);
+      expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${p.project.id}/keys/${key.id}`, headers: adminAuth() })).statusCode).toBe(200);
+      expect((await t.app.inject({ method: 'DELETE', url: `/api/v1/admin/projects/${p.project.id}/keys/${widgetKey.id}`, headers: adminAuth() })).statusCode).toBe(200);
+      const within = (c: SseConnection) => Promise.race([c.ended.then(() => 'ended'), new Promise((r) => setTimeout(() => r('open'), 5000))]);
+      expect(await Promise.all([within(streams.leaving), within(streams.removed), within(streams.key), within(widget)])).toEqual(['ended', 'ended', 'ended', 'ended']);
+
+      // The streams whose credentials still hold keep going and still hear of changes.
+      await t.app.inject({ method: 'POST', url: `/api/v1/chat/conversations/${id}/handoff`, headers: auth(p.publicKey) });
+      for (const c of [streams.staying, streams.admin]) expect(data(await c.next((e) => e.event === 'conversation'))).toEqual({ conversationId: id, type: 'handoff' });
+      await current.next((e) => e.event === 'handoff' && data(e).handoff?.status === 'requested');
+      const session = await t.deps.store.db.selectFrom('sessions').select('last_seen_at').where('user_id', '=', staying.user.id).executeTakeFirstOrThrow();
+      expect(session.last_seen_at).toBe(lastSeen);
+      // What their reconnect would get: the answer a new request gets.
+      expect((await fetch(inboxUrl, { headers: { cookie: leaving.cookie } })).status).toBe(401);
+      expect((await fetch(inboxUrl, { headers: { cookie: removed.cookie } })).status).toBe(404);
+      expect((await fetch(inboxUrl, { headers: { authorization: `Bearer ${key.key}` } })).status).toBe(401);
     });
   });
 });

@@ -101,7 +101,7 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
       const lastEventId = readLastEventId(request.headers['last-event-id']);
       const conv = await getConversation(db, owner.project.id, request.params.conversationId);
       await checkIdentity(request, owner, conv.end_user_external_id ?? null);
-      await streamConversationEvents(reply, deps, streams, owner.project, conv, lastEventId);
+      await streamConversationEvents(reply, deps, streams, owner.project, conv, lastEventId, () => app.stillAuthorized(request));
     },
   });
 
@@ -195,7 +195,7 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
-      await streamProjectEvents(reply, deps, streams, project.id);
+      await streamProjectEvents(reply, deps, streams, project.id, () => app.stillAuthorized(request));
     },
   });
 };

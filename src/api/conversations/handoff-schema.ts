@@ -63,13 +63,13 @@ export const CONVERSATION_EVENTS_EXAMPLE = [
 
 export const conversationEventsResponse: MediaResponse = {
   description:
-    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; `closed` (`{conversationId, status: "CLOSED", closedAt}`, closedAt null when it expired by idling) once the conversation is closed, at once on connect when it already is; a `: keep-alive` comment after 15 s of silence.',
+    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; `closed` (`{conversationId, status: "CLOSED", closedAt}`, closedAt null when it expired by idling) once the conversation is closed, at once on connect when it already is; a `: keep-alive` comment after 15 s of silence. The stream ends once the key that opened it is revoked (checked with each keep-alive).',
   content: { 'text/event-stream': { schema: z.string(), example: CONVERSATION_EVENTS_EXAMPLE } },
 };
 
 export const projectEventsResponse: MediaResponse = {
   description:
-    'Server-sent events until the client leaves: `conversation` (`{conversationId, type: "message"|"handoff"|"closed", seq?}`) whenever a conversation of the project gets a message, its handoff changes or it is closed; read the conversation again to see what. Live only (no replay); `: keep-alive` comments.',
+    'Server-sent events until the client leaves: `conversation` (`{conversationId, type: "message"|"handoff"|"closed", seq?}`) whenever a conversation of the project gets a message, its handoff changes or it is closed; read the conversation again to see what. Live only (no replay); `: keep-alive` comments. The stream ends once the credential that opened it would be refused (session ended, project membership or role lost, key revoked; checked with each keep-alive), and the reconnect gets that 401 or 404.',
   content: {
     'text/event-stream': {
       schema: z.string(),

@@ -34,8 +34,13 @@ interface SseWriter {
   readonly closed: boolean;
 }
 
-/** Takes the reply over as a server-sent-event stream, with the headers the auth and CORS hooks set. */
-function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number, onClose: () => void): SseWriter {
+/**
+ * Takes the reply over as a server-sent-event stream, with the headers the auth and CORS hooks set.
+ * With each keep-alive it asks `stillAllowed` again and ends the stream when the caller's
+ * credential no longer grants it (the client's reconnect then gets the 401 or 404 a new request
+ * would). A check that fails (the database away) says nothing about the caller: the next one asks again.
+ */
+function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number, stillAllowed: () => Promise<boolean>, onClose: () => void): SseWriter {
   const headers = {
     ...replyHeaders(reply),
     'content-type': 'text/event-stream; charset=utf-8',
@@ -53,10 +58,21 @@ function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number,
     raw.write(text);
     if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
   };
-  const keepAlive = setInterval(() => write(': keep-alive\n\n'), keepAliveMs);
   const end = () => {
     if (!closed) raw.end();
   };
+  let checking = false;
+  const keepAlive = setInterval(() => {
+    write(': keep-alive\n\n');
+    if (checking || closed) return;
+    checking = true;
+    stillAllowed()
+      .then(
+        (allowed) => allowed || end(),
+        () => undefined,
+      )
+      .finally(() => (checking = false));
+  }, keepAliveMs);
   const forget = streams.add(end);
   raw.on('close', () => {
     closed = true;
@@ -90,6 +106,7 @@ export async function streamConversationEvents(
   project: Project,
   conv: { id: string; project_id: string },
   lastEventId: number | undefined,
+  stillAllowed: () => Promise<boolean>,
 ): Promise<void> {
   const db = deps.store.db;
   let unsubscribe: (() => void) | undefined;
@@ -102,7 +119,7 @@ export async function streamConversationEvents(
   let sentClosed = false;
   let expiry: NodeJS.Timeout | undefined;
 
-  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
+  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, stillAllowed, () => {
     gone = true;
     clearTimeout(expiry);
     unsubscribe?.();
@@ -183,10 +200,16 @@ export async function streamConversationEvents(
  * A project's live changes as SSE for the dashboard inbox: `conversation` events saying which
  * conversation got a message or a handoff change, for it to read again. Live only, no replay.
  */
-export async function streamProjectEvents(reply: FastifyReply, deps: AppDeps, streams: LiveStreams, projectId: string): Promise<void> {
+export async function streamProjectEvents(
+  reply: FastifyReply,
+  deps: AppDeps,
+  streams: LiveStreams,
+  projectId: string,
+  stillAllowed: () => Promise<boolean>,
+): Promise<void> {
   let unsubscribe: (() => void) | undefined;
   let gone = false;
-  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, () => {
+  const sse = openSse(reply, streams, deps.config.ANSWERDESK_STREAM_KEEPALIVE_MS, stillAllowed, () => {
     gone = true;
     unsubscribe?.();
   });
