@@ -158,6 +158,13 @@ export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Pr
   }
 }
 
+/** Why a source that was read gave no text at all, with what would help. */
+function noTextReason(type: SourceRow['type']): string {
+  if (type === 'pdf') return 'The PDF holds no text: a scanned document holds pictures of its pages; run it through text recognition (OCR) first';
+  if (type === 'url' || type === 'sitemap') return 'The pages read hold no text: a page whose text is put in by JavaScript in the browser has none until then';
+  return 'The document holds no text';
+}
+
 /**
  * Reads every page of a source, chunks it and writes the chunks under `generation`. Chunks already
  * written under that generation by an interrupted attempt are removed first (unless `ctx.fresh`
@@ -197,5 +204,8 @@ export async function ingestSource(source: SourceRow, generation: string, ctx: I
   if (progress.pagesDone === 0 && failures.length > 0) {
     throw new Error(failures[0]!.reason);
   }
+  // Ready with nothing to search would look fine in every list while the agent could never answer
+  // from it: the source fails, saying why (and a sync keeps the content it had).
+  if (progress.chunksDone === 0) throw new Error(noTextReason(source.type));
   return { chunks: progress.chunksDone, pages: progress.pagesDone, firstTitle, failures };
 }

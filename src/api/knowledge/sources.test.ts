@@ -53,6 +53,7 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
   let site: Awaited<ReturnType<typeof serveSite>>;
   let projectId: string;
   let changing = 'The loyalty programme gives one point per euro spent.';
+  let appPage = '<html><head><title>Opening hours</title></head><body><main><h1>Opening hours</h1><p>The kiosk opens at seven on weekdays.</p></main></body></html>';
 
   beforeAll(async () => {
     site = await serveSite({
@@ -79,6 +80,10 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
       '/redirected': (_req, res) => {
         res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
         res.end();
+      },
+      '/app': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(appPage);
       },
       '/loyalty': (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/markdown' });
@@ -447,6 +452,35 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
     const rows = await chunkRows(source.id);
     expect(rows.some((r) => r.text.includes('one point per euro'))).toBe(false);
     expect(new Set(rows.map((r) => r.generation)).size).toBe(1);
+  });
+
+  it('fails a source that holds no text, saying why, instead of making it ready with nothing to search; a sync keeps what it had', async () => {
+    const upload = async (name: string, type: string, data: Buffer | string) => {
+      const body = multipart({ name, type, data });
+      const res = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/files`, headers: { ...adminAuth(), ...body.headers }, payload: body.payload });
+      expect(res.statusCode).toBe(201);
+      return waitForSource(t.app, projectId, (res.json() as { source: KnowledgeSource }).source.id);
+    };
+    const failed = (error: string) => ({ status: 'failed', error, chunkCount: 0 });
+    expect(await upload('blank.txt', 'text/plain', '  \n\n \t \n')).toMatchObject(failed('The document holds no text'));
+    expect(await upload('blank.md', 'text/markdown', '\n\n<!-- to do -->\n')).toMatchObject(failed('The document holds no text'));
+    expect(await upload('shell.html', 'text/html', '<html><body><div id="root"></div><script>render()</script></body></html>')).toMatchObject(failed('The document holds no text'));
+    // A scanned manual: pages, but no text on them.
+    expect(await upload('scan.pdf', 'application/pdf', makePdf([[], []]))).toMatchObject(
+      failed('The PDF holds no text: a scanned document holds pictures of its pages; run it through text recognition (OCR) first'),
+    );
+
+    // A page that had text and is now built by JavaScript: the sync fails and the old text stays searchable.
+    const page = await addSource(t.app, projectId, { type: 'url', url: `${site.base}/app`, maxDepth: 0 });
+    expect(page).toMatchObject({ status: 'ready', chunkCount: 1 });
+    appPage = '<html><head><title>Opening hours</title></head><body><div id="root"></div><script src="/bundle.js"></script></body></html>';
+    expect((await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${projectId}/knowledge/${page.id}/sync`, headers: adminAuth() })).statusCode).toBe(202);
+    expect(await waitForSource(t.app, projectId, page.id)).toMatchObject({
+      status: 'failed',
+      error: 'The pages read hold no text: a page whose text is put in by JavaScript in the browser has none until then',
+      chunkCount: 1,
+    });
+    expect((await search(t.app, projectId, 'kiosk opens weekdays')).results[0]!.sourceId).toBe(page.id);
   });
 
   it('only URL sources can be synced', async () => {
