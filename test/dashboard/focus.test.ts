@@ -115,6 +115,26 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard focus ($name)', (
     await page.keyboard.press('Enter');
     await keyRows.nth(1).getByText('Revoked').waitFor();
     await expect.poll(() => focused(page)).toBe('h2: API keys');
+
+    // Eval suites deleted from their list: the next suite's Delete, then the page's title.
+    for (const name of ['Returns', 'Shipping'])
+      expect((await adminApi(stack.t, 'POST', `/projects/${p.project.id}/evals`, { name, cases: [{ question: `What about ${name.toLowerCase()}?` }] })).status).toBe(201);
+    await page.goto(`${stack.origin}/dashboard/p/${p.project.id}/evals`);
+    const suiteRows = page.locator('tr[data-eval-id]');
+    await expect.poll(() => suiteRows.count()).toBe(2);
+    const deleteSuite = async (name: string) => {
+      await page.getByRole('button', { name: `Delete ${name}`, exact: true }).focus();
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Shift+Tab');
+      expect(await focused(page)).toBe(`button: Delete “${name}” and its runs`);
+      await page.keyboard.press('Enter');
+    };
+    await deleteSuite('Shipping');
+    await expect.poll(() => suiteRows.count()).toBe(1);
+    await expect.poll(() => focused(page)).toBe('button: Delete Returns');
+    await deleteSuite('Returns');
+    await expect.poll(() => suiteRows.count()).toBe(0);
+    await expect.poll(() => focused(page)).toBe('h1: Evals');
     await page.context().close();
   });
 

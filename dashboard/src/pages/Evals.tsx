@@ -8,7 +8,7 @@ import { RunResults, RunsTable } from '../components/evals/RunResults';
 import { SuiteEditor } from '../components/evals/SuiteEditor';
 import { ConfirmButton } from '../components/kit/kit';
 import '../components/kit/pages.css';
-import { focusPageTitle, formatDateTime, FormError, Loading, PageHeader, plural, QueryError, QueryStatus, ReadOnlyNote } from '../components/ui';
+import { formatDateTime, FormError, Loading, PageHeader, plural, QueryError, QueryStatus, ReadOnlyNote } from '../components/ui';
 import { usePermissions, useProjectId } from '../lib/project';
 
 type EvalSuite = components['schemas']['EvalSuite'];
@@ -68,8 +68,8 @@ function SuiteList() {
     onSuccess: (_, { id, name }) => {
       setDeleted(name);
       queryClient.removeQueries({ queryKey: evalKey(projectId, id) });
-      // The row (and the Confirm button that had the focus) is gone: the focus goes to the page's title.
-      focusPageTitle();
+      // The row goes once the list is read again: ConfirmButton then hands the focus to the next
+      // suite's Delete, or to the page's title after the last one.
     },
     onSettled: () => queryClient.invalidateQueries({ queryKey: evalsKey(projectId) }),
   });
