@@ -6,8 +6,9 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
-import { dialects, testSecretBox } from '../../test/helper.js';
+import { dialects } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
+import { secretBox } from '../lib/secret-box.js';
 import { createProject } from '../projects/projects.js';
 import { openStore, type Store } from '../store/index.js';
 
@@ -65,7 +66,8 @@ describe.each(dialects)('answerdesk action (CLI) on $name', { timeout: 180_000 }
   });
   // Each test its own project.
   beforeEach(async () => {
-    projectId = (await createProject(store.db, testSecretBox(), { name: 'CLI actions' })).project.id;
+    // Sealed with the key the CLI finds (the key file beside the SQLite database, or ANSWERDESK_SECRET_KEY), as a server's would be.
+    projectId = (await createProject(store.db, secretBox({ DATABASE_URL: databaseUrl, ANSWERDESK_SECRET_KEY: env.ANSWERDESK_SECRET_KEY }), { name: 'CLI actions' })).project.id;
   });
 
   const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args, { ...env, ...extra });

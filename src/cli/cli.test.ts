@@ -189,6 +189,30 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     expect(secretBox(t.config).open(row.hmac_secret, hmacSecretContext(id))).toBe(hmacSecret);
   });
 
+  it('refuses to seal a secret with another key than the one the database’s secrets were sealed with, writing nothing', async () => {
+    const made = await cli(['project', 'create', '--name', 'Sealed here', '--json']);
+    expect(made.code).toBe(0);
+    const { project, hmacSecret } = JSON.parse(made.stdout);
+    // A CLI run without the server's key (another ANSWERDESK_SECRET_KEY, or none and another data directory).
+    const elsewhere = { ANSWERDESK_SECRET_KEY: 'another-secret-key-0123456789abcdef' };
+    const projects = (await listProjects(store.db)).length;
+    const refusal = /^Error: The database's secrets were sealed with key [0-9a-f]{8}, and this command has key [0-9a-f]{8} \(from ANSWERDESK_SECRET_KEY\): nothing was written\./;
+    for (const args of [
+      ['project', 'create', '--name', 'Sealed elsewhere'],
+      ['project', 'rotate-hmac', project.id],
+      ['webhook', 'add', '--project', project.id, '--url', 'https://hooks.example.com/answerdesk'],
+    ]) {
+      const refused = await cli(args, elsewhere);
+      expect(refused.code, `${args.join(' ')}: ${refused.stderr}`).toBe(1);
+      expect(refused.stderr).toMatch(refusal);
+      expect(refused.stdout).toBe('');
+    }
+    expect((await listProjects(store.db)).length).toBe(projects);
+    expect(await store.db.selectFrom('webhook_endpoints').select('id').where('project_id', '=', project.id).execute()).toEqual([]);
+    const row = await store.db.selectFrom('projects').select('hmac_secret').where('id', '=', project.id).executeTakeFirstOrThrow();
+    expect(secretBox(t.config).open(row.hmac_secret, hmacSecretContext(project.id))).toBe(hmacSecret);
+  });
+
   it('skill add, enable, update, list and delete: what the widget offers follows', async () => {
     const { project } = JSON.parse((await cli(['project', 'create', '--name', 'Skilled', '--json'])).stdout);
     const offered = async () => {

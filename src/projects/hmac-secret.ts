@@ -24,6 +24,22 @@ export function openHmacSecret(box: SecretSealer, projectId: string, stored: str
   return envelopeKeyId(stored) === null ? stored : box.open(stored, hmacSecretContext(projectId));
 }
 
+/**
+ * The id of another key that sealed some project's HMAC secret, or null when every sealed secret
+ * is this box's (or none is sealed yet). A process about to seal a secret asks first: one with the
+ * wrong key would write values no node can open.
+ */
+export async function otherSealingKey(db: Db, box: SecretBox): Promise<string | null> {
+  const row = await db
+    .selectFrom('projects')
+    .select('hmac_secret')
+    .where('hmac_secret', 'like', 'v1.%')
+    .where('hmac_secret', 'not like', `v1.${box.keyId}.%`)
+    .limit(1)
+    .executeTakeFirst();
+  return row ? envelopeKeyId(row.hmac_secret) : null;
+}
+
 export interface HmacSealing {
   /** Rows that held their secret in clear and now hold it sealed. */
   sealed: number;

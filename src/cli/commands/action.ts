@@ -7,7 +7,7 @@ import { loadConfig } from '../../config.js';
 import type { ErrorDetail } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
 import type { Store } from '../../store/index.js';
-import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, printText, readTextFile, required, withStore } from './shared.js';
+import { formatDetails, issueDetails, option, parseCommand, printJson, printTable, printText, readTextFile, required, sealingBox, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -84,7 +84,7 @@ async function add(args: string[]): Promise<number> {
   const config = loadConfig();
   const action = await withStore(async (store) => {
     await getProject(store.db, projectId);
-    return createAction(store.db, secretBox(config), projectId, parsed.data, { allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK });
+    return createAction(store.db, await sealingBox(store, config), projectId, parsed.data, { allowPrivateNetwork: config.ANSWERDESK_ALLOW_PRIVATE_NETWORK });
   });
   if (cmd.values.json) printJson({ action });
   else process.stdout.write(`Created action ${action.id} (${action.name}: ${action.method} ${action.url})${action.enabled ? '' : ', disabled'}.\n`);

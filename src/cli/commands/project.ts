@@ -1,10 +1,9 @@
 import { createProjectBody, patchProjectBody } from '../../api/projects/schema.js';
 import { removeProject } from '../../api/projects/service.js';
 import { loadConfig } from '../../config.js';
-import { secretBox } from '../../lib/secret-box.js';
 import type { Project } from '../../projects/project.js';
 import { createProject, getProject, listProjects, rotateHmacSecret, updateProject } from '../../projects/projects.js';
-import { jsonOption, option, parseCommand, parseInput, printJson, printTable, required, withStore } from './shared.js';
+import { jsonOption, option, parseCommand, parseInput, printJson, printTable, required, sealingBox, withStore } from './shared.js';
 import { printUsage, subcommandGroup, UsageError } from './types.js';
 
 const usage = `Usage:
@@ -56,7 +55,7 @@ async function create(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { name: { type: 'string' }, settings: { type: 'string' }, json: { type: 'boolean' } }, usage);
   if (cmd.help) return printUsage(usage);
   const input = parseInput(createProjectBody, projectInput(required(option(cmd, 'name'), 'name', usage), option(cmd, 'settings')), usage, '--settings');
-  const created = await withStore((store) => createProject(store.db, secretBox(loadConfig()), input));
+  const created = await withStore(async (store) => createProject(store.db, await sealingBox(store, loadConfig()), input));
   if (cmd.values.json) {
     printJson(created);
     return 0;
@@ -109,7 +108,7 @@ async function update(args: string[]): Promise<number> {
 async function rotateHmac(args: string[]): Promise<number> {
   const cmd = parseCommand(args, { json: { type: 'boolean' } }, usage, ONE_PROJECT);
   if (cmd.help) return printUsage(usage);
-  const hmacSecret = await withStore((store) => rotateHmacSecret(store.db, secretBox(loadConfig()), cmd.positionals[0]!));
+  const hmacSecret = await withStore(async (store) => rotateHmacSecret(store.db, await sealingBox(store, loadConfig()), cmd.positionals[0]!));
   if (cmd.values.json) printJson({ hmacSecret });
   else
     process.stdout.write(

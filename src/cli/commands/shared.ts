@@ -4,6 +4,8 @@ import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
 import type { AppDeps } from '../../deps.js';
 import type { ErrorDetail } from '../../lib/errors.js';
+import { keyDirectory, KEY_FILE_NAME, secretBox, type SecretBox } from '../../lib/secret-box.js';
+import { otherSealingKey } from '../../projects/hmac-secret.js';
 import { openStore, sqliteFile, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
@@ -86,6 +88,25 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
   } finally {
     await store.close();
   }
+}
+
+/**
+ * The secret box of a command that seals a secret (a project's HMAC secret, an action's header
+ * secret, a webhook's signing secret), once the database shows that its secrets were sealed with
+ * the same key. A CLI run without the server's ANSWERDESK_SECRET_KEY (or away from its data
+ * directory, where it would make a key file of its own) would otherwise write values no server
+ * can open; it stops instead, before writing anything.
+ */
+export async function sealingBox(store: Store, config: Parameters<typeof secretBox>[0]): Promise<SecretBox> {
+  const box = secretBox(config);
+  const other = await otherSealingKey(store.db, box);
+  if (other === null) return box;
+  const dir = keyDirectory(config);
+  const from = box.origin === 'env' ? 'ANSWERDESK_SECRET_KEY' : box.origin === 'file' && dir ? `the key file ${dir}/${KEY_FILE_NAME}` : 'a key of its own';
+  throw new Error(
+    `The database's secrets were sealed with key ${other}, and this command has key ${box.keyId} (from ${from}): ` +
+      'nothing was written. Run it with the server\'s ANSWERDESK_SECRET_KEY (or DATABASE_URL beside its data directory).',
+  );
 }
 
 /** The app's deps around the database (no HTTP, a local limiter): for commands that ingest or answer. */

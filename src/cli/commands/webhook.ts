@@ -3,7 +3,7 @@ import { createWebhook, listWebhooks, sendWebhookTest } from '../../api/webhooks
 import { getProject } from '../../projects/projects.js';
 import { deleteEndpoint } from '../../webhooks/endpoints.js';
 import { WEBHOOK_EVENT_TYPES } from '../../webhooks/events.js';
-import { option, parseCommand, parseInput, printJson, printTable, printText, required, withDeps, withStore } from './shared.js';
+import { option, parseCommand, parseInput, printJson, printTable, printText, required, sealingBox, withDeps, withStore } from './shared.js';
 import { printUsage, subcommandGroup } from './types.js';
 
 const usage = `Usage:
@@ -53,6 +53,7 @@ async function add(args: string[]): Promise<number> {
   );
   const created = await withDeps(async (deps) => {
     await getProject(deps.store.db, projectId);
+    await sealingBox(deps.store, deps.config);
     return createWebhook(deps, projectId, body);
   });
   if (cmd.values.json) printJson(created);
