@@ -215,14 +215,19 @@ const transform: SwaggerTransform = (input) => {
 type Json = Record<string, any>;
 type Operation = Json & { responses: Record<string, Json> };
 
+const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
 /** Error statuses that the HTTP layer may answer for an operation, on top of the route's own. */
-function commonResponses(op: Operation, auth: AuthRequirement, validated: boolean): CommonResponse[] {
+function commonResponses(method: string, op: Operation, auth: AuthRequirement, validated: boolean): CommonResponse[] {
+  // Fastify reads a body sent with these methods whether or not the route declares one: a body
+  // that is not JSON, too large or of another content type is refused on a route without one too.
+  const readsBody = op.requestBody || BODY_METHODS.has(method);
   const list: CommonResponse[] = [];
-  if (validated || op.requestBody) list.push('ValidationFailed');
+  if (validated || readsBody) list.push('ValidationFailed');
   if (auth !== 'none') list.push('Unauthorized');
   if (auth === 'runtime') list.push('OriginNotAllowed');
   if (auth === 'admin') list.push('Forbidden');
-  if (op.requestBody) list.push('PayloadTooLarge', 'UnsupportedMediaType');
+  if (readsBody) list.push('PayloadTooLarge', 'UnsupportedMediaType');
   if (auth !== 'none') list.push('RateLimited', 'InternalError', 'ServiceUnavailable');
   return list;
 }
@@ -322,7 +327,7 @@ const transformObject: SwaggerTransformObject = (input) => {
     ]),
   );
   for (const item of Object.values(doc.paths as Record<string, Record<string, Operation>>)) {
-    for (const op of Object.values(item)) {
+    for (const [method, op] of Object.entries(item)) {
       const auth = op[AUTH_MARK] as AuthRequirement;
       const validated = op[VALIDATED_MARK] === true;
       delete op[AUTH_MARK];
@@ -330,7 +335,7 @@ const transformObject: SwaggerTransformObject = (input) => {
       if (op[OPTIONAL_BODY_MARK]) op.requestBody.required = false;
       delete op[OPTIONAL_BODY_MARK];
       const rateLimited = auth !== 'none';
-      for (const name of commonResponses(op, auth, validated)) {
+      for (const name of commonResponses(method, op, auth, validated)) {
         const { status, description, schema } = COMMON_RESPONSES[name];
         if (op.responses[status]) continue;
         // Public operations are not counted, so their copies carry no rate-limit headers.
