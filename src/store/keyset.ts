@@ -15,10 +15,26 @@ export interface KeysetAfter {
 export function readCursor(raw: string | undefined, path = 'cursor'): KeysetAfter | undefined {
   if (raw === undefined) return undefined;
   const value = unpackCursor(raw);
-  if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+  if (Array.isArray(value) && value.length === 2 && isStoredTime(value[0]) && isId(value[1])) {
     return { time: value[0], id: value[1] };
   }
   throw ValidationError([{ path, message: 'Invalid cursor' }]);
+}
+
+/**
+ * A time as stored (ISO 8601 UTC with milliseconds). Times are compared as text: any other string
+ * (`"x"`, `"9999-99-99…"`) would be taken as a position and page through the rows in a wrong order.
+ */
+function isStoredTime(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value)) return false;
+  // A day or an hour out of range parses to NaN, or rolls over to another time (2023-02-30 → 03-02).
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString() === value;
+}
+
+/** An id as the paged tables hold them (prefixed base62, well under 64 characters). */
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= 64;
 }
 
 /**
