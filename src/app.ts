@@ -14,7 +14,7 @@ import { registerHttpMetrics } from './http/metrics.js';
 import { registerNulGuard } from './http/nul-guard.js';
 import { registerTracing } from './http/tracing.js';
 import { registerOpenApi } from './http/openapi.js';
-import { ServiceUnavailable } from './lib/errors.js';
+import { HttpError, ServiceUnavailable } from './lib/errors.js';
 import { base62 } from './lib/ids.js';
 import { serializeError } from './lib/log-error.js';
 import { TickBatchedLines, type LineSink } from './lib/tick-batched-lines.js';
@@ -153,10 +153,18 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
     route.onResponse = [...[route.onResponse ?? []].flat(), clearCaches];
   });
 
-  // An empty JSON body means "no body" (POST /chat/conversations has an optional one).
+  // An empty JSON body means "no body" (POST /chat/conversations has an optional one). JSON text is
+  // UTF-8: bytes that are not are refused, where reading them as a string would have stored U+FFFD
+  // in place of what was sent.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = typeof body === 'string' ? body : utf8.decode(body);
+    } catch {
+      return done(new HttpError(400, 'Validation error', { details: [{ path: '', message: 'Body is not valid UTF-8' }] }), undefined);
+    }
     if (text.trim() === '') return done(null, undefined);
     defaultJson(request, text, done);
   });
