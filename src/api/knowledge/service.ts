@@ -87,7 +87,8 @@ export function sourceFromFile(name: string, data: Buffer, options: { type?: Sou
   }
   if (type === 'pdf' && !isPdf) throw BadRequest('The file is not a PDF (it does not start with %PDF-)');
   const binary = type === 'pdf' ? undefined : NOT_TEXT.find(([bytes]) => bytes.every((b, i) => data[i] === b));
-  if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type} text: save it as PDF or HTML first`);
+  // "not plain text" for a .txt file, where the type's own name would say "not text text".
+  if (binary) throw BadRequest(`The file is ${binary[1]}, not ${type === 'text' ? 'plain' : type} text: save it as PDF or HTML first`);
   // Text in the encoding it was saved in (UTF-8, UTF-16 with its byte order mark, an HTML page's
   // declared charset, or windows-1252), never read as UTF-8 regardless.
   const text = type === 'pdf' ? undefined : decodeDocument(data, null, type === 'html');
