@@ -14,12 +14,13 @@ export const KNOWLEDGE_TOOL = 'search_knowledge';
 const RESULTS_PER_SEARCH = 7;
 
 /**
- * The share of a question's distinctive terms (weighted by rarity in the project) a passage must
- * hold to be handed to the model as relevant, when the question is short (see requiredMatch). Below
- * it, a passage shares words with the question but is about something else ("Do you ship to Mars?"
- * against the shipping countries page).
+ * The coverage (see AssessedHit: the share of a question's distinctive terms, weighted by rarity in
+ * the project, a passage holds, with a missing everyday word the content uses weighing a tenth) a
+ * passage must have to be handed to the model as relevant, when the question is short (see
+ * requiredMatch). Below it, a passage lacks a name or a word the project never uses ("Do you ship
+ * to Mars?" against the shipping countries page), or most of the question's other words.
  */
-export const MIN_MATCH = 0.62;
+export const MIN_MATCH = 0.94;
 
 /**
  * How many weighted terms a question can have before some of them are likely to tell its story
@@ -27,7 +28,7 @@ export const MIN_MATCH = 0.62;
  */
 export const ASKING_TERMS = 7;
 /** The least share of a question's terms a passage must hold, however long the question. */
-export const LONG_MIN_MATCH = 0.4;
+export const LONG_MIN_MATCH = 0.6;
 
 /**
  * The coverage a passage needs to be handed over, for a question of `terms` weighted terms. A short

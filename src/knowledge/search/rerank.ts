@@ -1,14 +1,40 @@
 import { definitionTerms, type KnowledgeHit } from '../types.js';
 import { idf, unknownWord, type Lexicon, type TermGroup } from './lexicon.js';
 import { stem, termsOf } from './terms.js';
+import { isEnglishWord } from './wordnet.js';
 
 /** A hit with how much of the question it covers. */
 export interface AssessedHit extends KnowledgeHit {
   /**
    * IDF-weighted share of the question's groups the chunk holds (title, headings, text), 0..1: of
-   * the groups it asks about, when its message also gives context (see askedGroups).
+   * the groups it asks about, when its message also gives context (see askedGroups). A group it
+   * lacks weighs MISSING_COMMON of its weight when its words are everyday English that the project
+   * uses elsewhere (see commonWords): what a paraphrase says in other words; a name, or a word the
+   * project never uses, weighs all of it.
    */
   coverage: number;
+}
+
+/**
+ * What a question's group that a passage lacks weighs, of its weight, when it says in everyday
+ * words something the project's content also says (see commonWords). A question's topic is named:
+ * a product, a tool, a place ("PgBouncer", "bcrypt", "Mars"), or a word the content never uses
+ * ("gift wrapping"); a passage that lacks it is about something else. Its everyday words ("my
+ * voucher keeps getting refused", "read a whole file") are what a paraphrase changes, and a
+ * passage that answers has no reason to repeat them. Measured in docs/knowledge.md ("Names and
+ * everyday words").
+ */
+export const MISSING_COMMON = 0.1;
+
+/**
+ * Whether a group is everyday words the project uses: each word of the question's own phrase is
+ * English (WordNet knows it) and is not written as a name or with digits (`names`, see
+ * writtenAsNames), and the content uses one of the group's phrases.
+ */
+export function commonWords(group: TermGroup, lexicon: Lexicon, names: Set<string> = new Set()): boolean {
+  const own = group[0]!;
+  if (!own.every((w) => /^[a-z]+$/.test(w) && !names.has(w) && isEnglishWord(w))) return false;
+  return group.some((words) => words.every((w) => lexicon.df.has(stem(w))));
 }
 
 /**
@@ -172,13 +198,15 @@ export function rerank(
   cache?: Map<string, ChunkTerms>,
   text: 'bm25' | 'given' = 'bm25',
   asked: boolean[] = [],
+  names: Set<string> = new Set(),
 ): AssessedHit[] {
   if (hits.length === 0) return [];
   const weights = groups.map((g) => groupWeight(lexicon, g));
   const total = weights.reduce((s, w) => s + w, 0) || 1;
   // The coverage the agent decides from counts the groups the question asks about (askedGroups).
   const askedWeights = weights.map((w, i) => (asked[i] === false ? 0 : w));
-  const askedTotal = askedWeights.reduce((s, w) => s + w, 0) || 1;
+  // What each asked group weighs when a passage lacks it.
+  const missingWeights = groups.map((g, i) => askedWeights[i]! * (commonWords(g, lexicon, names) ? MISSING_COMMON : 1));
   const analysed = hits.map((hit) => chunkTerms(hit, cache));
   // A lexicon learned before any content arrived has no average: the candidates' own stands in.
   const avgLength = lexicon.avgLength || analysed.reduce((s, t) => s + t.length, 0) / analysed.length;
@@ -189,12 +217,13 @@ export function rerank(
     const { head, all, at } = analysed[index]!;
     let cover = 0;
     let askedCover = 0;
+    let askedMissing = 0;
     let headCover = 0;
     stemmed.forEach((g, i) => {
       if (holds(all, g)) {
         cover += weights[i]!;
         askedCover += askedWeights[i]!;
-      }
+      } else askedMissing += missingWeights[i]!;
       if (holds(head, g)) headCover += weights[i]!;
     });
     let pairs = 0;
@@ -206,7 +235,8 @@ export function rerank(
       if (a && b && distance(a, b) <= 3) near++;
     }
     const score = W_TEXT * (textScores[index]! / top) + W_COVER * (cover / total) + W_HEAD * (headCover / total) + W_NEAR * (pairs ? near / pairs : 0);
-    return { ...hit, coverage: Number((askedCover / askedTotal).toFixed(3)), score: Number(score.toFixed(6)) };
+    const coverage = askedCover + askedMissing > 0 ? askedCover / (askedCover + askedMissing) : 0;
+    return { ...hit, coverage: Number(coverage.toFixed(3)), score: Number(score.toFixed(6)) };
   });
   // A stable sort: ties keep the database's order. The scores themselves owe nothing to that order,
   // so they are the same whatever else the database holds.
