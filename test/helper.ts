@@ -141,3 +141,16 @@ export function sendMessage(app: FastifyInstance, publicKey: string, conversatio
     payload: { conversationId, messages: [{ role: 'user', content }] },
   });
 }
+
+/**
+ * A conversation of the end user `endUserExternalId` with one question answered through the
+ * runtime API, and the stored answer's id.
+ */
+export async function answeredConversation(t: TestApp, publicKey: string, question: string, endUserExternalId = 'cust-1'): Promise<{ conversationId: string; messageId: string }> {
+  const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(publicKey), payload: { endUserExternalId } });
+  const conversationId = created.json().conversationId as string;
+  const sent = await sendMessage(t.app, publicKey, conversationId, question);
+  if (sent.statusCode !== 200) throw new Error(`the question was not answered: ${sent.statusCode} ${sent.body}`);
+  const rows = await t.deps.store.db.selectFrom('messages').select(['id', 'role']).where('conversation_id', '=', conversationId).execute();
+  return { conversationId, messageId: rows.find((r) => r.role === 'assistant')!.id };
+}

@@ -1,7 +1,7 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, answeredConversation, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac, signHs256 } from '../../test/identity.js';
 import { waitForSource } from '../../test/support/knowledge.js';
 import { createUser } from '../accounts/users.js';
@@ -109,17 +109,7 @@ describe.each(dialects)('bad input on $name', { timeout: 240_000 }, (dialect) =>
     const invite = await t.app.inject({ method: 'POST', url: '/api/v1/admin/invites', headers: adminAuth(), payload: { email: 'later@example.com', role: 'member' } });
     ids.inviteId = invite.json().invite.id;
 
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey), payload: { endUserExternalId: 'cust-1' } });
-    ids.conversationId = created.json().conversationId;
-    const sent = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(p.publicKey),
-      payload: { conversationId: ids.conversationId, messages: [{ role: 'user', content: 'Do you sell gift cards in Berlin?' }] },
-    });
-    expect(sent.statusCode).toBe(200);
-    const rows = await t.deps.store.db.selectFrom('messages').select(['id', 'role']).where('conversation_id', '=', ids.conversationId).execute();
-    ids.messageId = rows.find((r) => r.role === 'assistant')!.id;
+    ({ conversationId: ids.conversationId, messageId: ids.messageId } = await answeredConversation(t, p.publicKey, 'Do you sell gift cards in Berlin?'));
     const gaps = (await admin('GET', '/gaps')).gaps as Array<{ id: string }>;
     expect(gaps.length, 'the declined question is a gap').toBeGreaterThan(0);
     ids.gapId = gaps[0]!.id;

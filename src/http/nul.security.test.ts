@@ -2,7 +2,7 @@ import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
-import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { adminAuth, answeredConversation, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { opensslHmac, signHs256 } from '../../test/identity.js';
 import { multipart, waitForSource } from '../../test/support/knowledge.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
@@ -103,17 +103,7 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     ids.webhookId = (await admin('POST', '/webhooks', { url: 'http://localhost:9/hook' })).webhook.id;
     ids.deliveryId = (await admin('POST', `/webhooks/${ids.webhookId}/test`)).delivery.id;
 
-    const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey), payload: { endUserExternalId: 'cust-1' } });
-    ids.conversationId = created.json().conversationId;
-    const sent = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/chat/messages',
-      headers: auth(p.publicKey),
-      payload: { conversationId: ids.conversationId, messages: [{ role: 'user', content: 'When are you open?' }] },
-    });
-    expect(sent.statusCode).toBe(200);
-    const rows = await t.deps.store.db.selectFrom('messages').select(['id', 'role']).where('conversation_id', '=', ids.conversationId).execute();
-    ids.messageId = rows.find((r) => r.role === 'assistant')!.id;
+    ({ conversationId: ids.conversationId, messageId: ids.messageId } = await answeredConversation(t, p.publicKey, 'When are you open?'));
   }
 
   /** A body each route accepts (real ids), so only the U+0000 put into it can be refused. */

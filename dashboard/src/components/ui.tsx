@@ -43,17 +43,15 @@ export interface ControlProps {
   'aria-describedby': string | undefined;
 }
 
-/**
- * A labelled form field whose error (from the API: `ApiError.fieldError(path)`) is shown right
- * under the control and announced with it.
- */
-export function Field({ label, hint, error, children }: { label: ReactNode; hint?: ReactNode; error?: string; children: (props: ControlProps) => ReactNode }) {
-  const id = useId();
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+/** The ids of a control's hint and error, for aria-describedby (undefined when it has neither). */
+function describedByOf(id: string, hint: ReactNode, error: string | undefined): string | undefined {
+  return [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+}
+
+/** A field's hint and error under its control, with the ids describedByOf names. */
+function FieldNotes({ id, hint, error }: { id: string; hint?: ReactNode; error?: string }) {
   return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
+    <>
       {hint ? (
         <span className="hint" id={`${id}-hint`}>
           {hint}
@@ -64,6 +62,22 @@ export function Field({ label, hint, error, children }: { label: ReactNode; hint
           {error}
         </span>
       ) : null}
+    </>
+  );
+}
+
+/**
+ * A labelled form field whose error (from the API: `ApiError.fieldError(path)`) is shown right
+ * under the control and announced with it.
+ */
+export function Field({ label, hint, error, children }: { label: ReactNode; hint?: ReactNode; error?: string; children: (props: ControlProps) => ReactNode }) {
+  const id = useId();
+  const describedBy = describedByOf(id, hint, error);
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }
@@ -85,7 +99,7 @@ export function CheckboxField({
   disabled?: boolean;
 }) {
   const id = useId();
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = describedByOf(id, hint, error);
   return (
     <div className="field">
       <label className="checkbox" htmlFor={id}>
@@ -100,16 +114,7 @@ export function CheckboxField({
         />
         {label}
       </label>
-      {hint ? (
-        <span className="hint" id={`${id}-hint`}>
-          {hint}
-        </span>
-      ) : null}
-      {error ? (
-        <span className="field-error" id={`${id}-error`}>
-          {error}
-        </span>
-      ) : null}
+      <FieldNotes id={id} hint={hint} error={error} />
     </div>
   );
 }
