@@ -159,7 +159,9 @@ export async function insertChunks(db: Kysely<Database>, chunks: NewChunk[]): Pr
 }
 
 /** Why a source that was read gave no text at all, with what would help. */
-function noTextReason(type: SourceRow['type']): string {
+function noTextReason(type: SourceRow['type'], pagesRead: number): string {
+  // Not a page without text: none was read (a sitemap of www.example.com served at example.com).
+  if (type === 'sitemap' && pagesRead === 0) return 'The sitemap lists no page of its own site: only pages at its own scheme, host and port are read';
   if (type === 'pdf') return 'The PDF holds no text: a scanned document holds pictures of its pages; run it through text recognition (OCR) first';
   if (type === 'url' || type === 'sitemap') return 'The pages read hold no text: a page whose text is put in by JavaScript in the browser has none until then';
   return 'The document holds no text';
@@ -206,6 +208,6 @@ export async function ingestSource(source: SourceRow, generation: string, ctx: I
   }
   // Ready with nothing to search would look fine in every list while the agent could never answer
   // from it: the source fails, saying why (and a sync keeps the content it had).
-  if (progress.chunksDone === 0) throw new Error(noTextReason(source.type));
+  if (progress.chunksDone === 0) throw new Error(noTextReason(source.type, progress.pagesDone));
   return { chunks: progress.chunksDone, pages: progress.pagesDone, firstTitle, failures };
 }

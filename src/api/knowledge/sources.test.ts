@@ -89,6 +89,11 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
         res.writeHead(200, { 'content-type': 'text/markdown' });
         res.end(`# Loyalty\n\n${changing}\n`);
       },
+      // Lists only another host's pages (www. where the sitemap is not): none of them is read.
+      '/elsewhere-sitemap.xml': {
+        type: 'application/xml',
+        body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://www.other.example/returns</loc></url></urlset>`,
+      },
       '/sitemap.xml': {
         type: 'application/xml',
         body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
@@ -481,6 +486,11 @@ describe.each(dialects)('knowledge sources end to end ($name)', (dialect) => {
       chunkCount: 1,
     });
     expect((await search(t.app, projectId, 'kiosk opens weekdays')).results[0]!.sourceId).toBe(page.id);
+
+    // A sitemap that lists no page of its own site: no page was read, so none was blank either.
+    expect(await addSource(t.app, projectId, { type: 'sitemap', url: `${site.base}/elsewhere-sitemap.xml` })).toMatchObject(
+      failed('The sitemap lists no page of its own site: only pages at its own scheme, host and port are read'),
+    );
   });
 
   it('only URL sources can be synced', async () => {
