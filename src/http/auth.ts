@@ -126,25 +126,26 @@ export function registerAuth(app: FastifyInstance): void {
   // user lost the project, and a key revoked, end it rather than keep it open on a credential
   // that would be refused now. A key is read through the same cache as a request's, so a revoke on
   // another node is seen within the cache's TTL.
-  app.decorate('stillAuthorized', async (request: FastifyRequest): Promise<boolean> => {
+  app.decorate('stillAuthorized', async (request: FastifyRequest): Promise<Caller | null> => {
     const caller = request.caller;
-    if (caller?.type === 'admin') return true;
+    if (caller?.type === 'admin') return caller;
     if (caller?.type === 'user') {
       const token = sessionToken(request);
       const session = token ? await findSession(app.deps.store.db, token, { touch: false }) : null;
-      if (!session) return false;
+      if (!session) return null;
+      const now: Caller = { type: 'user', session };
       try {
-        authorizeSession(request, { type: 'user', session });
+        authorizeSession(request, now);
       } catch (err) {
-        if (err instanceof HttpError) return false;
+        if (err instanceof HttpError) return null;
         throw err;
       }
-      return true;
+      return now;
     }
-    if (caller?.type !== 'key') return false;
+    if (caller?.type !== 'key') return null;
     const key = presentedKey(request);
     const owner = key ? await owners.getOrLoad(key, () => findKeyOwner(app.deps.store.db, secretBox(app.deps.config), key)) : null;
-    return owner?.keyId === caller.owner.keyId;
+    return owner && owner.keyId === caller.owner.keyId ? { type: 'key', owner } : null;
   });
 }
 

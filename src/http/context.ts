@@ -33,10 +33,11 @@ declare module 'fastify' {
     /** The auth and rate-limit check every request passes (an onRequest hook; see http/auth.ts). */
     authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void>;
     /**
-     * Whether the credential that opened this request still grants its route, asked again later
-     * (by an open event stream): the session not ended and its role still enough, the key not revoked.
+     * The caller as the credential that opened this request stands now, asked again later (by an open
+     * event stream), or null when it no longer grants the route: the session ended or its role not
+     * enough, the key revoked. A key's caller holds its project as it is now (settings, HMAC secret).
      */
-    stillAuthorized(request: FastifyRequest): Promise<boolean>;
+    stillAuthorized(request: FastifyRequest): Promise<Caller | null>;
     /** The answers this node is running: capped per node and per project, drained at shutdown. */
     answers: InFlightAnswers;
   }

@@ -179,6 +179,29 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       await proven.next((e) => e.event === 'handoff');
     });
 
+    it('ends a conversation stream once its identity proof would be refused: the HMAC secret rotated, the stream proven with the new one stays', async () => {
+      const p = await createProject(t, { identityVerification: 'required' });
+      const oldHmac = opensslHmac(p.hmacSecret, 'user-8');
+      const created = await t.app.inject({ method: 'POST', url: '/api/v1/chat/conversations', headers: auth(p.publicKey, { 'x-user-hmac': oldHmac }), payload: { endUserExternalId: 'user-8' } });
+      const id = created.json().conversationId;
+      const proven = await connect(p, id, { 'x-user-hmac': oldHmac });
+      expect(proven.status).toBe(200);
+      await proven.next((e) => e.event === 'handoff');
+
+      const rotated = await t.app.inject({ method: 'POST', url: `/api/v1/admin/projects/${p.project.id}/hmac-secret/rotate`, headers: adminAuth() });
+      expect(rotated.statusCode).toBe(200);
+      const newHmac = opensslHmac(rotated.json().hmacSecret, 'user-8');
+      const reproven = await connect(p, id, { 'x-user-hmac': newHmac });
+      expect(reproven.status).toBe(200);
+      await reproven.next((e) => e.event === 'handoff');
+      const within = (c: SseConnection) => Promise.race([c.ended.then(() => 'ended'), new Promise((r) => setTimeout(() => r('open'), 5000))]);
+      expect(await within(proven)).toBe('ended');
+      // What its reconnect would get; the stream proven with the new secret still hears of changes.
+      expect((await fetch(`${base}/api/v1/chat/conversations/${id}/events`, { headers: auth(p.publicKey, { 'x-user-hmac': oldHmac }) })).status).toBe(401);
+      expect((await humanReply(t, p, id, 'Still here.')).statusCode).toBe(201);
+      expect(data(await reproven.next((e) => e.event === 'message')).message.content).toBe('Still here.');
+    });
+
     it('the admin stream tells the inbox which conversation changed; public keys cannot open it', async () => {
       const p = await createProject(t);
       const id = await newConversation(t, p);

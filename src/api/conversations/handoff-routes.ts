@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { getConversation } from '../../conversations/conversations.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { BadRequest, ValidationError } from '../../lib/errors.js';
+import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
 import { checkIdentity } from '../identity/verify.js';
 import { adminProject } from '../projects/access.js';
 import { adminErrors, projectParams } from '../projects/admin-schema.js';
@@ -101,7 +101,21 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
       const lastEventId = readLastEventId(request.headers['last-event-id']);
       const conv = await getConversation(db, owner.project.id, request.params.conversationId);
       await checkIdentity(request, owner, conv.end_user_external_id ?? null);
-      await streamConversationEvents(reply, deps, streams, owner.project, conv, lastEventId, () => app.stillAuthorized(request));
+      // The identity is asked again with the key, against the project as it is now: a rotated HMAC
+      // secret, an identity token past its expiry or verification made required ends the stream,
+      // as each would refuse the reconnect.
+      const stillAllowed = async () => {
+        const now = await app.stillAuthorized(request);
+        if (now?.type !== 'key') return false;
+        try {
+          await checkIdentity(request, now.owner, conv.end_user_external_id ?? null);
+        } catch (err) {
+          if (err instanceof HttpError) return false;
+          throw err;
+        }
+        return true;
+      };
+      await streamConversationEvents(reply, deps, streams, owner.project, conv, lastEventId, stillAllowed);
     },
   });
 
@@ -195,7 +209,7 @@ export const handoffRoutes: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const project = await adminProject(request, request.params.projectId);
-      await streamProjectEvents(reply, deps, streams, project.id, () => app.stillAuthorized(request));
+      await streamProjectEvents(reply, deps, streams, project.id, async () => (await app.stillAuthorized(request)) !== null);
     },
   });
 };

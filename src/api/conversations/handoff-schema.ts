@@ -63,7 +63,7 @@ export const CONVERSATION_EVENTS_EXAMPLE = [
 
 export const conversationEventsResponse: MediaResponse = {
   description:
-    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; `closed` (`{conversationId, status: "CLOSED", closedAt}`, closedAt null when it expired by idling) once the conversation is closed, at once on connect when it already is; a `: keep-alive` comment after 15 s of silence. The stream ends once the key that opened it is revoked (checked with each keep-alive).',
+    'Server-sent events until the client leaves: `handoff` (`{conversationId, handoff}`) once on connect and on every change; `message` (`{conversationId, message}`, `id` = the message\'s position) for each message stored; `closed` (`{conversationId, status: "CLOSED", closedAt}`, closedAt null when it expired by idling) once the conversation is closed, at once on connect when it already is; a `: keep-alive` comment after 15 s of silence. The stream ends once the key that opened it is revoked, or once its identity proof would be refused where the project requires one (HMAC secret rotated, token expired); checked with each keep-alive.',
   content: { 'text/event-stream': { schema: z.string(), example: CONVERSATION_EVENTS_EXAMPLE } },
 };
 
