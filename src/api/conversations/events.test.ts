@@ -5,6 +5,7 @@ import { adminAuth, auth, createProject, createTestApp, dialects, limiterKinds, 
 import { openSse, type SseConnection } from '../../../test/sse-client.js';
 import type { ProjectRole } from '../../accounts/types.js';
 import { createUser } from '../../accounts/users.js';
+import { projectTopic } from '../../events/bus.js';
 import { base62 } from '../../lib/ids.js';
 import type { CreatedProject } from '../../projects/projects.js';
 
@@ -200,6 +201,33 @@ describe.each(dialects)('conversation events on $name', (dialect) => {
       expect((await fetch(`${base}/api/v1/chat/conversations/${id}/events`, { headers: auth(p.publicKey, { 'x-user-hmac': oldHmac }) })).status).toBe(401);
       expect((await humanReply(t, p, id, 'Still here.')).statusCode).toBe(201);
       expect(data(await reproven.next((e) => e.event === 'message')).message.content).toBe('Still here.');
+    });
+
+    it('a stream ended by its check writes nothing more, even a change published in the same turn', async () => {
+      const p = await createProject(t);
+      const url = `/api/v1/admin/projects/${p.project.id}/events`;
+      const inbox = await openSse(`${base}${url}`, adminAuth());
+      open.push(inbox);
+      await waitForReady(inbox);
+      const check = t.app.stillAuthorized;
+      t.app.stillAuthorized = async (request) => {
+        if (request.url !== url) return check(request);
+        // Refused; a conversation of the project changes a few microtasks later: after the end,
+        // before the response has reported itself closed.
+        void (async () => {
+          for (let i = 0; i < 20; i++) await null;
+          await t.deps.events.publish(projectTopic(p.project.id), { type: 'message', conversationId: 'conv_late' });
+        })();
+        return null;
+      };
+      try {
+        await inbox.ended;
+        // A write after the end would have been an 'error' on the response, uncaught: the process gone.
+        await new Promise((r) => setTimeout(r, 200));
+        expect(inbox.raw()).not.toContain('conv_late');
+      } finally {
+        t.app.stillAuthorized = check;
+      }
     });
 
     it('the admin stream tells the inbox which conversation changed; public keys cannot open it', async () => {

@@ -58,8 +58,13 @@ function openSse(reply: FastifyReply, streams: LiveStreams, keepAliveMs: number,
     raw.write(text);
     if (raw.writableLength > MAX_BUFFERED_BYTES) raw.destroy();
   };
+  // Closed from here on, not from the 'close' event: that comes a tick after the end, and a write
+  // in between (a change published in the same turn) is an 'error' on the response that nothing
+  // listens to any more, which would take the process down.
   const end = () => {
-    if (!closed) raw.end();
+    if (closed) return;
+    closed = true;
+    raw.end();
   };
   let checking = false;
   const keepAlive = setInterval(() => {
