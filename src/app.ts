@@ -14,7 +14,7 @@ import { registerHttpMetrics } from './http/metrics.js';
 import { registerNulGuard } from './http/nul-guard.js';
 import { registerTracing } from './http/tracing.js';
 import { registerOpenApi } from './http/openapi.js';
-import { HttpError, ServiceUnavailable } from './lib/errors.js';
+import { ServiceUnavailable, ValidationError } from './lib/errors.js';
 import { base62 } from './lib/ids.js';
 import { serializeError } from './lib/log-error.js';
 import { TickBatchedLines, type LineSink } from './lib/tick-batched-lines.js';
@@ -163,7 +163,7 @@ export async function buildApp(deps: AppDeps, options: BuildOptions = {}): Promi
     try {
       text = typeof body === 'string' ? body : utf8.decode(body);
     } catch {
-      return done(new HttpError(400, 'Validation error', { details: [{ path: '', message: 'Body is not valid UTF-8' }] }), undefined);
+      return done(ValidationError([{ path: '', message: 'Body is not valid UTF-8' }]), undefined);
     }
     if (text.trim() === '') return done(null, undefined);
     defaultJson(request, text, done);

@@ -207,6 +207,14 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
       expect(refused.stderr).toMatch(refusal);
       expect(refused.stdout).toBe('');
     }
+    // With no key at all, it does not make a key file of its own beside the database either.
+    if (dialect.name === 'sqlite') {
+      const keyFile = join(dirname(db.env.DATABASE_URL!.slice('sqlite:'.length)), 'secret.key');
+      const keyless = await cli(['project', 'create', '--name', 'Sealed nowhere'], { ANSWERDESK_SECRET_KEY: '' });
+      expect(keyless.code).toBe(1);
+      expect(keyless.stderr).toContain(`this command has no key: ANSWERDESK_SECRET_KEY is not set and there is no key file ${keyFile}. Nothing was written.`);
+      expect(existsSync(keyFile)).toBe(false);
+    }
     expect((await listProjects(store.db)).length).toBe(projects);
     expect(await store.db.selectFrom('webhook_endpoints').select('id').where('project_id', '=', project.id).execute()).toEqual([]);
     const row = await store.db.selectFrom('projects').select('hmac_secret').where('id', '=', project.id).executeTakeFirstOrThrow();

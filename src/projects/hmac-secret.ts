@@ -29,16 +29,19 @@ export function openHmacSecret(box: SecretSealer, projectId: string, stored: str
  * is this box's (or none is sealed yet). A process about to seal a secret asks first: one with the
  * wrong key would write values no node can open.
  */
-export async function otherSealingKey(db: Db, box: SecretBox): Promise<string | null> {
-  const row = await db
-    .selectFrom('projects')
-    .select('hmac_secret')
-    .where('hmac_secret', 'like', 'v1.%')
-    .where('hmac_secret', 'not like', `v1.${box.keyId}.%`)
-    .limit(1)
-    .executeTakeFirst();
+export async function otherSealingKey(db: Db, box: Pick<SecretBox, 'keyId'>): Promise<string | null> {
+  const row = await sealedByOtherKeys(db, box).select('hmac_secret').limit(1).executeTakeFirst();
   return row ? envelopeKeyId(row.hmac_secret) : null;
 }
+
+/** Whether some project's HMAC secret is sealed already (by any key). */
+export async function anySealed(db: Db): Promise<boolean> {
+  return (await db.selectFrom('projects').select('id').where('hmac_secret', 'like', 'v1.%').limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** The projects whose HMAC secret was sealed with another key than the box's. */
+const sealedByOtherKeys = (db: Db, box: Pick<SecretBox, 'keyId'>) =>
+  db.selectFrom('projects').where('hmac_secret', 'like', 'v1.%').where('hmac_secret', 'not like', `v1.${box.keyId}.%`);
 
 export interface HmacSealing {
   /** Rows that held their secret in clear and now hold it sealed. */
@@ -56,11 +59,8 @@ export interface HmacSealing {
  * the caller to report.
  */
 export async function sealStoredHmacSecrets(db: Db, box: SecretBox): Promise<HmacSealing> {
-  const { n } = await db
-    .selectFrom('projects')
+  const { n } = await sealedByOtherKeys(db, box)
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('hmac_secret', 'like', 'v1.%')
-    .where('hmac_secret', 'not like', `v1.${box.keyId}.%`)
     .executeTakeFirstOrThrow();
   const otherKey = Number(n);
   if (otherKey > 0) return { sealed: 0, otherKey };

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { join } from 'node:path';
 import type { z } from 'zod';
 import { loadConfig } from '../../config.js';
 import type { AppDeps } from '../../deps.js';
 import type { ErrorDetail } from '../../lib/errors.js';
 import { keyDirectory, KEY_FILE_NAME, secretBox, type SecretBox } from '../../lib/secret-box.js';
-import { otherSealingKey } from '../../projects/hmac-secret.js';
+import { anySealed, otherSealingKey } from '../../projects/hmac-secret.js';
 import { openStore, sqliteFile, storeOptions, type Store } from '../../store/index.js';
 import { UsageError } from './types.js';
 
@@ -98,11 +99,20 @@ export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T>
  * can open; it stops instead, before writing anything.
  */
 export async function sealingBox(store: Store, config: Parameters<typeof secretBox>[0]): Promise<SecretBox> {
+  const dir = keyDirectory(config);
+  const file = dir ? join(dir, KEY_FILE_NAME) : null;
+  // No key given and no key file here, over a database whose secrets are sealed: making a key
+  // file would be the first step to writing what no server can open.
+  if (!config.ANSWERDESK_SECRET_KEY && file && !existsSync(file) && (await anySealed(store.db))) {
+    throw new Error(
+      `The database's secrets are sealed, and this command has no key: ANSWERDESK_SECRET_KEY is not set and there is no key file ${file}. ` +
+        'Nothing was written. Run it with the server\'s ANSWERDESK_SECRET_KEY (or DATABASE_URL beside its data directory).',
+    );
+  }
   const box = secretBox(config);
   const other = await otherSealingKey(store.db, box);
   if (other === null) return box;
-  const dir = keyDirectory(config);
-  const from = box.origin === 'env' ? 'ANSWERDESK_SECRET_KEY' : box.origin === 'file' && dir ? `the key file ${dir}/${KEY_FILE_NAME}` : 'a key of its own';
+  const from = box.origin === 'env' ? 'ANSWERDESK_SECRET_KEY' : box.origin === 'file' && file ? `the key file ${file}` : 'a key of its own';
   throw new Error(
     `The database's secrets were sealed with key ${other}, and this command has key ${box.keyId} (from ${from}): ` +
       'nothing was written. Run it with the server\'s ANSWERDESK_SECRET_KEY (or DATABASE_URL beside its data directory).',
