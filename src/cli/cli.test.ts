@@ -241,6 +241,9 @@ describe.each(dialects)('answerdesk CLI on $name', SLOW, (dialect) => {
     expect(await offered()).toEqual([expect.objectContaining({ id: skill.id, name: 'Track a parcel', enabled: true })]);
     const listed = await cli(['skill', 'list', '--project', project.id]);
     expect(listed.stdout).toMatch(new RegExp(`^${skill.id}\\s+Track a parcel\\s+yes\\s+Where is my parcel\\?$`, 'm'));
+    // The verb already says it: no ", disabled" after "Disabled skill".
+    expect((await cli(['skill', 'disable', '--project', project.id, skill.id])).stdout).toBe(`Disabled skill ${skill.id} ("Track a parcel").\n`);
+    expect(await offered()).toEqual([expect.objectContaining({ id: skill.id, enabled: false })]);
 
     const empty = await cli(['skill', 'update', '--project', project.id, skill.id, '--name', ' ']);
     expect(empty.code).toBe(2);

@@ -64,7 +64,9 @@ function body(cmd: ParsedCommand): Record<string, unknown> {
 }
 
 function printSkill(verb: string, skill: Skill): void {
-  process.stdout.write(`${verb} skill ${skill.id} ("${skill.name}")${skill.enabled ? '' : ', disabled'}.\n`);
+  // "Disabled skill …" says it already; after any other verb a disabled skill is marked.
+  const state = skill.enabled || verb === 'Disabled' ? '' : ', disabled';
+  process.stdout.write(`${verb} skill ${skill.id} ("${skill.name}")${state}.\n`);
 }
 
 /** Runs `fn` on the store once the project is known (a clear "Project not found" otherwise). */
