@@ -44,8 +44,12 @@ export async function listKeys(db: Db, projectId: string): Promise<ApiKeyRow[]> 
     .execute();
 }
 
-/** Revokes a key of the project; revoking twice returns the key as first revoked. */
+/**
+ * Revokes a key of the project; revoking twice returns the key as first revoked. One conditional
+ * statement: of two revokes at once, the second keeps the first one's time rather than overwrite it.
+ */
 export async function revokeKey(db: Db, projectId: string, keyId: string): Promise<ApiKeyRow> {
+  await db.updateTable('api_keys').set({ revoked_at: now() }).where('id', '=', keyId).where('project_id', '=', projectId).where('revoked_at', 'is', null).execute();
   const row = await db
     .selectFrom('api_keys')
     .selectAll()
@@ -53,10 +57,7 @@ export async function revokeKey(db: Db, projectId: string, keyId: string): Promi
     .where('project_id', '=', projectId)
     .executeTakeFirst();
   if (!row) throw NotFound('Key not found');
-  if (row.revoked_at) return row;
-  const revokedAt = now();
-  await db.updateTable('api_keys').set({ revoked_at: revokedAt }).where('id', '=', keyId).execute();
-  return { ...row, revoked_at: revokedAt };
+  return row;
 }
 
 /** The project a presented key belongs to, with what the auth layer needs of the key. */
