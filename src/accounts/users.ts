@@ -2,7 +2,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { projectExists } from '../projects/projects.js';
-import { isUniqueViolation, type Database } from '../store/index.js';
+import { isForeignKeyViolation, isUniqueViolation, type Database } from '../store/index.js';
 import { lockingRows } from '../store/lock.js';
 import type { UsersTable } from '../store/schema.js';
 import { hashPassword, UNMATCHABLE_HASH, verifyPassword } from './passwords.js';
@@ -165,18 +165,28 @@ export async function listMemberships(db: Db, userId: string): Promise<Membershi
 
 /** Gives the user `role` on the project (replacing any role they had there). */
 export async function setMembership(db: Kysely<Database>, userId: string, projectId: string, role: ProjectRole): Promise<UserWithMemberships> {
-  await db.transaction().execute(async (trx) => {
-    await getUser(trx, userId);
-    await upsertMembership(trx, userId, projectId, role);
-  });
+  try {
+    await db.transaction().execute(async (trx) => {
+      await getUser(trx, userId);
+      await upsertMembership(trx, userId, projectId, role);
+    });
+  } catch (err) {
+    if (!isForeignKeyViolation(err)) throw err;
+    // The user or the project was deleted after it was read: the answer it would have had after.
+    await getUser(db, userId);
+    throw NotFound('Project not found');
+  }
   return getUserWithMemberships(db, userId);
 }
 
 async function upsertMembership(trx: Db, userId: string, projectId: string, role: ProjectRole): Promise<void> {
   if (!(await projectExists(trx as Kysely<Database>, projectId))) throw NotFound('Project not found');
-  const updated = await trx.updateTable('memberships').set({ role }).where('user_id', '=', userId).where('project_id', '=', projectId).executeTakeFirst();
-  if (Number(updated.numUpdatedRows) > 0) return;
-  await trx.insertInto('memberships').values({ user_id: userId, project_id: projectId, role, created_at: now() }).execute();
+  // One statement: two roles set at once would both find no row and both insert it (a 500).
+  await trx
+    .insertInto('memberships')
+    .values({ user_id: userId, project_id: projectId, role, created_at: now() })
+    .onConflict((oc) => oc.columns(['user_id', 'project_id']).doUpdateSet({ role }))
+    .execute();
 }
 
 /** Takes the user's role on the project away; 404 when they had none. */
