@@ -3,6 +3,7 @@ import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { projectExists } from '../projects/projects.js';
 import type { Database } from '../store/index.js';
+import { lockKey } from '../store/lock.js';
 import type { InvitesTable } from '../store/schema.js';
 import { hashPassword } from './passwords.js';
 import { hashToken, newToken } from './tokens.js';
@@ -59,6 +60,9 @@ export async function createInvite(
     expires_at: new Date(at + INVITE_TTL_MS).toISOString(),
   };
   await db.transaction().execute(async (trx) => {
+    // Two invites of one address at once would each delete none and both insert: the address's
+    // lock makes the second replace the first, as it does one after the other.
+    await lockKey(trx, `invite:${email}`);
     await trx.deleteFrom('invites').where('email', '=', email).execute();
     await trx.insertInto('invites').values(row).execute();
   });
