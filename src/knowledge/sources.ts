@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { storable } from '../lib/nul.js';
-import { isDeadlock } from '../store/index.js';
+import { isDeadlock, isForeignKeyViolation } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
@@ -56,7 +56,10 @@ export async function createSource(deps: KnowledgeDeps, projectId: string, input
     created_at: at,
     updated_at: at,
   };
-  await insertSourceWithJob(deps.store.db, row);
+  await insertSourceWithJob(deps.store.db, row).catch((err: unknown) => {
+    // The project was deleted since the route found it.
+    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+  });
   deps.knowledge.jobQueued.notify();
   return row;
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import type { Database } from '../store/index.js';
+import { isForeignKeyViolation, type Database } from '../store/index.js';
 import type { SkillsTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
@@ -27,7 +27,10 @@ export async function createSkill(db: Db, projectId: string, input: SkillFields)
     created_at: at,
     updated_at: at,
   };
-  await db.insertInto('skills').values(row).execute();
+  await db.insertInto('skills').values(row).execute().catch((err: unknown) => {
+    // The project was deleted since the route found it.
+    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+  });
   return row;
 }
 
