@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { clipText } from '../lib/nul.js';
 import type { Database } from '../store/index.js';
@@ -106,7 +107,7 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
  */
 export async function appendMessage(db: Db, conversation: Pick<ConversationsTable, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
-    if (!(await lockRow(trx, 'conversations', conversation.id))) throw new Error(`Conversation ${conversation.id} not found`);
+    if (!(await lockRow(trx, 'conversations', conversation.id))) throw NotFound('Conversation not found');
     const at = now();
     // The count and the highest position in one round trip. This and the two writes below run twice
     // per answer, as SQL text like other hot queries: building and compiling them with the query
