@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Project } from '../projects/project.js';
-import type { Database } from '../store/index.js';
+import { isForeignKeyViolation, type Database } from '../store/index.js';
 import { keysetPage, readCursor } from '../store/keyset.js';
 import type { ConversationsTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -23,9 +23,16 @@ export type ConversationWithEndUser = ConversationRow & {
 
 /**
  * Creates a conversation (and its end user when new). The row and its `conversation.created` event
- * are written in one transaction.
+ * are written in one transaction. 404 when the project was deleted since it was read.
  */
 export async function createConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
+  return insertConversation(db, projectId, endUserExternalId).catch((err: unknown) => {
+    // The project was deleted since its key was read.
+    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+  });
+}
+
+async function insertConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
   const at = now();
   const endUser = endUserExternalId ? await upsertEndUser(db, projectId, endUserExternalId) : null;
   const row: ConversationRow = {
