@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { NotFound } from '../lib/errors.js';
 import { now } from '../lib/ids.js';
 import { clipText, storable } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
@@ -109,7 +110,9 @@ async function readState(db: Tx, conversationId: string): Promise<HandoffState> 
     .selectFrom('conversations')
     .select(['handoff_status', 'handoff_reason', 'handoff_via', 'handoff_requested_at', 'handoff_assignee_id', 'handoff_assignee_name', 'handoff_accepted_at'])
     .where('id', '=', conversationId)
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
+  // Deleted (with its project) since the caller found it.
+  if (!row) throw NotFound('Conversation not found');
   return handoffState(row);
 }
 
