@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { clipText } from '../lib/nul.js';
-import type { Database } from '../store/index.js';
+import { retryDeadlock, type Database } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { ConversationsTable, MessageOutcome, MessagesTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -106,6 +106,12 @@ export type MessageAuthor = { type: 'agent' } | { type: 'human'; id?: string | n
  * stays the same. `message.created` goes out in the same transaction.
  */
 export async function appendMessage(db: Db, conversation: Pick<ConversationsTable, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
+  // A project deleted at the same moment can pick this as its deadlock's victim: run again, it finds
+  // the conversation gone (404).
+  return retryDeadlock(() => appendMessageOnce(db, conversation, msg));
+}
+
+async function appendMessageOnce(db: Db, conversation: Pick<ConversationsTable, 'id' | 'project_id'>, msg: NewMessage): Promise<MessageRow> {
   return db.transaction().execute(async (trx) => {
     if (!(await lockRow(trx, 'conversations', conversation.id))) throw NotFound('Conversation not found');
     const at = now();

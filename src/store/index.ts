@@ -349,6 +349,26 @@ export function isDeadlock(err: unknown): boolean {
   return (err as { code?: string })?.code === '40P01';
 }
 
+/** Tries of a transaction that PostgreSQL picks as a deadlock's victim (retryDeadlock). */
+const DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * Runs `transaction` (a whole transaction, nothing written outside it) again when PostgreSQL picks
+ * it as a deadlock's victim: it was rolled back whole, and the next try sees what the winner
+ * committed (a row gone: 404). For writes whose locks no one order can serve, such as a project's
+ * delete, whose cascade locks its children after the project, and a child's insert, whose foreign
+ * key locks the project after the child's parent.
+ */
+export async function retryDeadlock<T>(transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (err) {
+      if (!isDeadlock(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
+    }
+  }
+}
+
 /** A foreign key that names a row no longer there (a project deleted while something was added to it). */
 export function isForeignKeyViolation(err: unknown): boolean {
   const e = err as { code?: string };

@@ -3,7 +3,7 @@ import { deleteProjectJobs } from '../../knowledge/job-store.js';
 import type { KeyKind } from '../../lib/keys.js';
 import { createKey, listKeys, revokeKey, type ApiKeyRow } from '../../projects/keys.js';
 import { deleteProject } from '../../projects/projects.js';
-import type { Database } from '../../store/index.js';
+import { retryDeadlock, type Database } from '../../store/index.js';
 import type { ApiKey } from './schema.js';
 
 type Db = Kysely<Database>;
@@ -42,8 +42,13 @@ export async function revokeApiKey(db: Db, projectId: string, keyId: string): Pr
  * jobs) would take them the other way round (on PostgreSQL, a deadlock and a 500 for the delete).
  */
 export async function removeProject(db: Db, projectId: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await deleteProjectJobs(trx, projectId);
-    await deleteProject(trx, projectId);
-  });
+  // Rows added to the project meanwhile (a message, its event) lock the project's row after their
+  // parent's, the cascade the other way round: on PostgreSQL one of the two can be a deadlock's
+  // victim, and runs again.
+  await retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      await deleteProjectJobs(trx, projectId);
+      await deleteProject(trx, projectId);
+    }),
+  );
 }
