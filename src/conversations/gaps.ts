@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { clipText } from '../lib/nul.js';
@@ -221,7 +221,14 @@ export async function claimGap(db: Db, projectId: string, gapId: string, answer:
     .set({ status: 'resolved', answer, faq_source_id: null, closed_at: at, updated_at: at })
     .where('id', '=', gapId)
     .where('project_id', '=', projectId)
-    .where((eb) => eb.or([eb('status', '!=', 'resolved'), eb.and([eb('faq_source_id', 'is', null), eb('updated_at', '<', stale)])]))
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'open'),
+        // Dismissed, unless while another resolve held it (dismissGap): that resolve still finishes.
+        eb.and([eb('status', '=', 'dismissed'), eb.not(eb.and([eb('faq_source_id', 'is', null), eb('updated_at', '<', eb.ref('closed_at')), eb('updated_at', '>=', stale)]))]),
+        eb.and([eb('status', '=', 'resolved'), eb('faq_source_id', 'is', null), eb('updated_at', '<', stale)]),
+      ]),
+    )
     .executeTakeFirst();
   // Resolved already, or by another resolve since it was read.
   if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
@@ -253,6 +260,8 @@ export async function releaseGap(db: Db, claim: GapClaim): Promise<void> {
     .where('id', '=', before.id)
     .where('updated_at', '=', claim.at)
     .where('faq_source_id', 'is', null)
+    // Dismissed meanwhile: it stays dismissed.
+    .where('status', '=', 'resolved')
     .execute();
 }
 
@@ -272,11 +281,20 @@ export async function reopenGapsAnsweredBy(db: Db | Transaction<Database>, proje
   await db.updateTable('knowledge_gaps').set({ faq_source_id: null }).where('project_id', '=', projectId).where('faq_source_id', '=', sourceId).execute();
 }
 
-/** Hides a gap for good: its question is not one the help content should answer. Repeating it changes nothing. */
+/**
+ * Hides a gap for good: its question is not one the help content should answer. Repeating it changes
+ * nothing. A gap that a resolve has claimed but not yet answered (resolved, no FAQ source) keeps the
+ * claim's time, which marks the claim as the resolve's own: the resolve still records its answer, as
+ * if the dismissal came just after it, rather than answer 409 with its answer already in the FAQ.
+ */
 export async function dismissGap(db: Db, projectId: string, gapId: string): Promise<GapRow> {
-  const row = await getGap(db, projectId, gapId);
-  if (row.status === 'dismissed') return row;
+  await getGap(db, projectId, gapId);
   const at = now();
-  await db.updateTable('knowledge_gaps').set({ status: 'dismissed', closed_at: at, updated_at: at }).where('id', '=', gapId).execute();
+  await db
+    .updateTable('knowledge_gaps')
+    .set({ status: 'dismissed', closed_at: at, updated_at: sql<string>`case when status = 'resolved' and faq_source_id is null then updated_at else ${at} end` })
+    .where('id', '=', gapId)
+    .where('status', '!=', 'dismissed')
+    .execute();
   return getGap(db, projectId, gapId);
 }
