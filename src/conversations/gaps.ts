@@ -230,14 +230,18 @@ export async function claimGap(db: Db, projectId: string, gapId: string, answer:
       ]),
     )
     .executeTakeFirst();
-  // Resolved already, or by another resolve since it was read.
-  if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
+  if (Number(res.numUpdatedRows) === 0) {
+    // Gone with its project since it was read (404); else resolved already, or by another resolve.
+    await getGap(db, projectId, gapId);
+    throw Conflict('Gap already resolved');
+  }
   return { before, at };
 }
 
 /**
  * Records the FAQ source a claimed gap's answer went to; 409 when the claim was taken over meanwhile
- * (it ran past CLAIM_TIMEOUT_MS), so that the gap keeps the answer of the claim that holds it.
+ * (it ran past CLAIM_TIMEOUT_MS), so that the gap keeps the answer of the claim that holds it; 404
+ * when the gap was deleted (with its project) meanwhile.
  */
 export async function gapAnswered(db: Db, claim: GapClaim, faqSourceId: string): Promise<GapRow> {
   const res = await db
@@ -247,7 +251,11 @@ export async function gapAnswered(db: Db, claim: GapClaim, faqSourceId: string):
     .where('updated_at', '=', claim.at)
     .where('faq_source_id', 'is', null)
     .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw Conflict('Gap already resolved');
+  if (Number(res.numUpdatedRows) === 0) {
+    // Gone with its project meanwhile (404), or taken over.
+    await getGap(db, claim.before.project_id, claim.before.id);
+    throw Conflict('Gap already resolved');
+  }
   return getGap(db, claim.before.project_id, claim.before.id);
 }
 
