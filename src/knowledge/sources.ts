@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { storable } from '../lib/nul.js';
-import { isDeadlock, isForeignKeyViolation } from '../store/index.js';
+import { isDeadlock, isForeignKeyViolation, retryDeadlock } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
@@ -134,14 +134,18 @@ export async function syncSource(deps: KnowledgeDeps, projectId: string, sourceI
   const row = await getSource(db, projectId, sourceId);
   if (row.type !== 'url' && row.type !== 'sitemap') throw BadRequest('Only url and sitemap sources can be synced');
   // Under the source's lock: a delete at the same time either comes first (404) or waits for the
-  // sync and then removes its job by cascade, and two syncs at once queue one job.
-  const queued = await db.transaction().execute(async (trx) => {
-    if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
-    if (await ingestionPending(trx, sourceId)) return false;
-    await enqueueIngestion(trx, sourceId, projectId);
-    await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: now() }).where('id', '=', sourceId).execute();
-    return true;
-  });
+  // sync and then removes its job by cascade, and two syncs at once queue one job. The deadlock that
+  // two deletes and a sync can still meet (deleteSource) may pick the sync as its victim: it runs
+  // again, and finds the source gone (404).
+  const queued = await retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      if (!(await lockRow(trx, 'knowledge_sources', sourceId))) throw NotFound('Knowledge source not found');
+      if (await ingestionPending(trx, sourceId)) return false;
+      await enqueueIngestion(trx, sourceId, projectId);
+      await trx.updateTable('knowledge_sources').set({ status: 'pending', updated_at: now() }).where('id', '=', sourceId).execute();
+      return true;
+    }),
+  );
   if (queued) deps.knowledge.jobQueued.notify();
   return getSource(db, projectId, sourceId);
 }
