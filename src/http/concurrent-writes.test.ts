@@ -1,0 +1,356 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
+import { createUser } from '../accounts/users.js';
+import { base62, newId, now } from '../lib/ids.js';
+import { openHmacSecret } from '../projects/hmac-secret.js';
+import type { CreatedProject } from '../projects/projects.js';
+import { secretBox } from '../lib/secret-box.js';
+
+/**
+ * The write operations of the admin API, the accounts API and the runtime API, each sent several
+ * times at once (two teammates, a double-click, a client retrying), or against a write that
+ * conflicts with it. Whatever the interleaving: no 5xx, every status one the operation documents in
+ * the served OpenAPI document, and the stored rows agree with the answers given. Each race runs a
+ * few rounds, since one round may well run the requests one after the other. PostgreSQL runs them
+ * side by side and is where the races show; SQLite interleaves requests between its statements.
+ * `src/api/concurrent-requests.test.ts` holds the older, narrower cases (caps, last owner, patches).
+ */
+const ROUNDS = 3;
+const AT_ONCE = 8;
+const SAME_ORIGIN = { host: 'dash.example', 'sec-fetch-site': 'same-origin', origin: 'http://dash.example' };
+
+interface Answer {
+  operationId: string;
+  statusCode: number;
+  body: string;
+  json(): any;
+}
+
+describe.each(dialects)('concurrent writes on $name', (dialect) => {
+  let t: TestApp;
+  const operations = new Map<string, { method: string; path: string; statuses: Set<number> }>();
+
+  beforeAll(async () => {
+    t = await createTestApp({ dialect, env: { ANSWERDESK_ALLOW_PRIVATE_NETWORK: 'true' } });
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const [path, item] of Object.entries<Record<string, { operationId?: string; responses?: Record<string, unknown> }>>(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        if (!op?.operationId) continue;
+        operations.set(op.operationId, { method: method.toUpperCase(), path, statuses: new Set(Object.keys(op.responses ?? {}).map(Number)) });
+      }
+    }
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const db = () => t.deps.store.db;
+
+  /** One call of a documented operation, by its operationId, with its path parameters filled in. */
+  async function send(operationId: string, params: Record<string, string> = {}, payload?: unknown, headers: Record<string, string> = adminAuth()): Promise<Answer> {
+    const op = operations.get(operationId);
+    if (!op) throw new Error(`no operation ${operationId}`);
+    const url = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? `missing-${name}`);
+    const res = await t.app.inject({ method: op.method as 'POST', url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
+    return { operationId, statusCode: res.statusCode, body: res.body, json: () => res.json() };
+  }
+
+  /** The calls, all at once; each answer below 500 and among its operation's documented statuses. */
+  async function race(calls: Array<Promise<Answer>>): Promise<Answer[]> {
+    const answers = await Promise.all(calls);
+    const wrong = answers.filter((a) => a.statusCode >= 500 || !operations.get(a.operationId)!.statuses.has(a.statusCode));
+    expect(wrong.map((a) => `${a.operationId} answered ${a.statusCode}: ${a.body}`)).toEqual([]);
+    return answers;
+  }
+
+  const times = <T,>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
+  const codes = (answers: Answer[], operationId?: string) =>
+    answers
+      .filter((a) => !operationId || a.operationId === operationId)
+      .map((a) => a.statusCode)
+      .sort();
+  const ok = (answers: Answer[], operationId: string) => answers.filter((a) => a.operationId === operationId && a.statusCode < 300);
+  const newUser = (name: string) => createUser(db(), { email: `${name}-${base62(8).toLowerCase()}@example.com`, name, role: 'member', password: 'correct horse battery' });
+
+  it('invites one address once when it is invited at once, and lets the link make one account', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const email = `race-${round}-${base62(8).toLowerCase()}@example.com`;
+      const invite = { email, role: 'member', projects: [{ projectId: p.project.id, role: 'agent' }] };
+      // "A newer invite for the same e-mail replaces an older one": each is created, one remains.
+      const created = await race(times(AT_ONCE, () => send('createInvite', {}, invite)));
+      expect(codes(created)).toEqual(Array(AT_ONCE).fill(201));
+      const stored = await db().selectFrom('invites').select('id').where('email', '=', email).execute();
+      expect(stored).toHaveLength(1);
+      const kept = created.find((a) => a.json().invite.id === stored[0]!.id)!;
+      const token = new URL(kept.json().url, 'http://x').searchParams.get('token')!;
+
+      // The link used several times at once: one account. (Each acceptance hashes its password
+      // with scrypt before the race is decided, so three are enough.)
+      const used = await race(times(3, () => send('acceptInvite', {}, { token, name: 'New Agent', password: 'correct horse battery' }, SAME_ORIGIN)));
+      expect(codes(used)).toEqual([201, 404, 404]);
+      const users = await db().selectFrom('users').select('id').where('email', '=', email).execute();
+      expect(users).toHaveLength(1);
+      const memberships = await db().selectFrom('memberships').select(['project_id', 'role']).where('user_id', '=', users[0]!.id).execute();
+      expect(memberships).toEqual([{ project_id: p.project.id, role: 'agent' }]);
+
+      // A link used while the address is invited again: the newer invite replaces the older one,
+      // so the older link is refused (404) if it comes second; an invite made in the same moment as
+      // the account is refused (409), or its link meets the account (409).
+      const other = `again-${round}-${base62(8).toLowerCase()}@example.com`;
+      const first = await send('createInvite', {}, { ...invite, email: other });
+      const firstToken = new URL(first.json().url, 'http://x').searchParams.get('token')!;
+      const both = await race([send('acceptInvite', {}, { token: firstToken, name: 'First', password: 'correct horse battery' }, SAME_ORIGIN), send('createInvite', {}, { ...invite, email: other })]);
+      const [accepted, late] = both;
+      expect([201, 404]).toContain(accepted!.statusCode);
+      if (late!.statusCode === 201) {
+        const lateToken = new URL(late!.json().url, 'http://x').searchParams.get('token')!;
+        const again = await race([send('acceptInvite', {}, { token: lateToken, name: 'Again', password: 'correct horse battery' }, SAME_ORIGIN)]);
+        expect(codes(again)).toEqual([accepted!.statusCode === 201 ? 409 : 201]);
+      } else expect([late!.statusCode, late!.json()]).toEqual([409, { error: 'A user with this email already exists' }]);
+      expect(await db().selectFrom('users').select('id').where('email', '=', other).execute()).toHaveLength(1);
+    }
+  });
+
+  it("sets and removes one user's project role at once, leaving at most one row", async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const user = await newUser(`member${round}`);
+      const params = { userId: user.id, projectId: p.project.id };
+      const roles = ['agent', 'viewer', 'admin', 'agent'];
+      const put = await race(roles.map((role) => send('setMembership', params, { role })));
+      expect(codes(put)).toEqual(Array(roles.length).fill(200));
+      const rows = await db().selectFrom('memberships').select('role').where('user_id', '=', user.id).execute();
+      expect(rows).toHaveLength(1);
+      expect(roles).toContain(rows[0]!.role);
+
+      const mixed = await race([...roles.map((role) => send('setMembership', params, { role })), ...times(4, () => send('removeMembership', params))]);
+      expect(codes(mixed, 'setMembership')).toEqual(Array(roles.length).fill(200));
+      const after = await db().selectFrom('memberships').select('role').where('user_id', '=', user.id).execute();
+      expect(after.length).toBeLessThanOrEqual(1);
+      const read = (await send('listUsers')).json().users.find((u: { id: string }) => u.id === user.id);
+      expect(read.memberships).toHaveLength(after.length);
+
+      // The user removed while given a role: the role goes with them, or is refused (404).
+      const gone = await race([send('removeUser', { userId: user.id }), ...roles.map((role) => send('setMembership', params, { role }))]);
+      expect(codes(gone, 'removeUser')).toEqual([204]);
+      expect(await db().selectFrom('memberships').select('role').where('user_id', '=', user.id).execute()).toEqual([]);
+    }
+  });
+
+  it('revokes a key once when it is revoked at once, and every answer shows that one revocation', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const created = await race(times(4, () => send('createKey', { projectId: p.project.id }, { kind: 'secret' })));
+      expect(codes(created)).toEqual([201, 201, 201, 201]);
+      const keyId = created[0]!.json().key.id as string;
+      const revoked = await race(times(AT_ONCE, () => send('revokeKey', { projectId: p.project.id, keyId })));
+      expect(codes(revoked)).toEqual(Array(AT_ONCE).fill(200));
+      const row = await db().selectFrom('api_keys').select('revoked_at').where('id', '=', keyId).executeTakeFirstOrThrow();
+      expect(new Set(revoked.map((a) => a.json().key.revokedAt))).toEqual(new Set([row.revoked_at]));
+    }
+    const keys = await db().selectFrom('api_keys').select('id').where('project_id', '=', p.project.id).execute();
+    expect(keys).toHaveLength(2 + ROUNDS * 4);
+  });
+
+  it("rotates a project's HMAC secret at once: the stored secret is one of those answered", async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const rotated = await race(times(4, () => send('rotateHmacSecret', { projectId: p.project.id })));
+      expect(codes(rotated)).toEqual([200, 200, 200, 200]);
+      const row = await db().selectFrom('projects').select('hmac_secret').where('id', '=', p.project.id).executeTakeFirstOrThrow();
+      expect(rotated.map((a) => a.json().hmacSecret)).toContain(openHmacSecret(secretBox(t.config), p.project.id, row.hmac_secret!));
+    }
+  });
+
+  it('creates, syncs and deletes one knowledge source at once', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      const source = { type: 'text', title: 'Opening hours', content: 'We are open from nine to five on weekdays.' };
+      const created = await race(times(4, () => send('createKnowledgeSource', { projectId }, source)));
+      expect(codes(created)).toEqual([201, 201, 201, 201]);
+      const ids = created.map((a) => a.json().source.id as string);
+      expect((await db().selectFrom('knowledge_sources').select('id').where('id', 'in', ids).execute()).length).toBe(4);
+
+      // A URL source as a finished crawl leaves it: no crawl is needed for the race.
+      const at = now();
+      const sourceId = newId('ks');
+      await db()
+        .insertInto('knowledge_sources')
+        .values({ id: sourceId, project_id: projectId, type: 'url', title: 'Help', url: 'https://127.0.0.1/help', payload: null, options: JSON.stringify({ maxDepth: 0, maxPages: 1 }), status: 'ready', error: null, pages_done: 1, pages_total: 1, chunks_done: 0, chunk_count: 0, generation: null, synced_at: at, created_at: at, updated_at: at })
+        .execute();
+      const params = { projectId, sourceId };
+      const mixed = await race([...times(3, () => send('syncKnowledgeSource', params)), ...times(3, () => send('deleteKnowledgeSource', params)), ...times(2, () => send('deleteKnowledgeSource', { projectId, sourceId: ids[0]! }))]);
+      expect(codes(mixed, 'deleteKnowledgeSource')).toEqual([204, 204, 404, 404, 404]);
+      expect(await db().selectFrom('knowledge_sources').select('id').where('id', 'in', [sourceId, ids[0]!]).execute()).toEqual([]);
+      expect(await db().selectFrom('knowledge_jobs').select('id').where('source_id', 'in', [sourceId, ids[0]!]).execute()).toEqual([]);
+    }
+  });
+
+  async function openGap(projectId: string, question: string): Promise<string> {
+    const at = now();
+    const id = newId('gap');
+    const terms = question.toLowerCase().match(/\w+/g)!;
+    await db()
+      .insertInto('knowledge_gaps')
+      .values({ id, project_id: projectId, question, terms: JSON.stringify(terms), signature: terms.join(' '), status: 'open', answer: null, faq_source_id: null, closed_at: null, created_at: at, updated_at: at })
+      .execute();
+    return id;
+  }
+  const faqItems = async (projectId: string) => {
+    const rows = await db().selectFrom('knowledge_sources').select('payload').where('project_id', '=', projectId).where('type', '=', 'faq').execute();
+    return rows.flatMap((r) => JSON.parse(r.payload!) as Array<{ question: string; answer: string }>);
+  };
+
+  it('resolves and dismisses one gap at once: the stored answer is one a resolve was told it stored', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      const question = `Do you offer gift wrapping in size ${round}?`;
+      const gapId = await openGap(projectId, question);
+      const answers = times(4, (i) => `Yes, answer ${i}.`);
+      // The dismissals a little later each round, to land inside a resolve as well as before it.
+      const later = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const mixed = await race([...answers.map((answer) => send('resolveGap', { projectId, gapId }, { answer })), ...times(4, (i) => later(round + i).then(() => send('dismissGap', { projectId, gapId })))]);
+      expect(codes(mixed, 'dismissGap')).toEqual([200, 200, 200, 200]);
+      for (const a of mixed.filter((x) => x.operationId === 'resolveGap' && x.statusCode === 409)) expect(a.json()).toEqual({ error: 'Gap already resolved' });
+      const resolvedWith = ok(mixed, 'resolveGap').map((a) => a.json().gap.answer as string);
+      const gap = await db().selectFrom('knowledge_gaps').selectAll().where('id', '=', gapId).executeTakeFirstOrThrow();
+      expect(['resolved', 'dismissed']).toContain(gap.status);
+      const item = (await faqItems(projectId)).find((i) => i.question === question);
+      if (resolvedWith.length === 0) {
+        // Dismissed before any resolve: no answer went anywhere.
+        expect(gap).toMatchObject({ status: 'dismissed', faq_source_id: null });
+        expect(item).toBeUndefined();
+      } else {
+        expect(gap.faq_source_id).not.toBeNull();
+        expect(resolvedWith).toContain(item?.answer);
+        expect(resolvedWith).toContain(gap.answer);
+      }
+    }
+  });
+
+  it("resolves a project's gaps at once into one answers source, made by the first of them", async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const p = await createProject(t, { model: 'builtin' });
+      const projectId = p.project.id;
+      const gapIds = await Promise.all(times(4, (i) => openGap(projectId, `Do you ship parcel ${i} abroad?`)));
+      const resolved = await race(gapIds.map((gapId, i) => send('resolveGap', { projectId, gapId }, { answer: `Yes, parcel ${i}.` })));
+      expect(codes(resolved)).toEqual([200, 200, 200, 200]);
+      const sources = await db().selectFrom('knowledge_sources').select('id').where('project_id', '=', projectId).where('type', '=', 'faq').execute();
+      expect(sources).toHaveLength(1);
+      expect(new Set(resolved.map((a) => a.json().source.id))).toEqual(new Set([sources[0]!.id]));
+      expect((await faqItems(projectId)).map((i) => i.answer).sort()).toEqual(times(4, (i) => `Yes, parcel ${i}.`));
+    }
+  });
+
+  it('creates one action of a name created at once; skills and webhooks, whose names may repeat, each', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      const action = { name: `lookup_order_${round}`, description: 'Look up an order by its number', method: 'GET', url: 'https://shop.example.com/orders/{orderId}', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } };
+      const actions = await race(times(AT_ONCE, () => send('createAction', { projectId }, action)));
+      expect(codes(actions)).toEqual([201, ...Array(AT_ONCE - 1).fill(409)]);
+      expect(await db().selectFrom('actions').select('id').where('project_id', '=', projectId).where('name', '=', action.name).execute()).toEqual([{ id: ok(actions, 'createAction')[0]!.json().action.id }]);
+
+      const skills = await race(times(4, () => send('createSkill', { projectId }, { name: `Refund ${round}`, description: 'Get your money back' })));
+      expect(codes(skills)).toEqual([201, 201, 201, 201]);
+      const hooks = await race(times(4, () => send('createWebhook', { projectId }, { url: `https://127.0.0.1/hook/${round}` })));
+      expect(codes(hooks)).toEqual([201, 201, 201, 201]);
+    }
+    expect(await db().selectFrom('skills').select('id').where('project_id', '=', projectId).execute()).toHaveLength(ROUNDS * 4);
+    expect(await db().selectFrom('webhook_endpoints').select('id').where('project_id', '=', projectId).execute()).toHaveLength(ROUNDS * 4);
+  });
+
+  it('takes, hands back, closes and replies to one conversation at once, keeping its messages in order', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      const conversationId = (await send('createConversation', {}, {}, auth(p.publicKey))).json().conversationId as string;
+      const params = { projectId, conversationId };
+      const mixed = await race([
+        send('requestHandoff', params, {}, auth(p.publicKey)),
+        ...times(2, () => send('assignConversation', params, { assignee: { name: 'Dana' } })),
+        ...times(3, (i) => send('postHumanMessage', params, { content: `Reply ${i}`, author: { name: 'Sam' } })),
+        ...times(2, () => send('handBackConversation', params)),
+        ...times(2, () => send('closeConversation', params)),
+      ]);
+      expect(codes(mixed, 'closeConversation')).toEqual([200, 200]);
+      const messages = await db().selectFrom('messages').select(['seq', 'role']).where('conversation_id', '=', conversationId).orderBy('seq').execute();
+      expect(messages.map((m) => m.seq)).toEqual(times(messages.length, (i) => i + 1));
+      const replies = ok(mixed, 'postHumanMessage').length;
+      expect(messages.filter((m) => m.role === 'assistant').length).toBeGreaterThanOrEqual(replies);
+      const row = await db().selectFrom('conversations').select(['status', 'message_count']).where('id', '=', conversationId).executeTakeFirstOrThrow();
+      expect(row.status).toBe('CLOSED');
+      expect(Number(row.message_count)).toBe(messages.length);
+      const read = (await send('getProjectConversation', params)).json();
+      expect(read.conversation.status).toBe('CLOSED');
+    }
+  });
+
+  it('answers one of two messages sent to one conversation at once, the other as busy, and rates a message once', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const conversationId = (await send('createConversation', {}, {}, auth(p.publicKey))).json().conversationId as string;
+      const sent = await race(times(3, (i) => send('sendMessage', {}, { conversationId, messages: [{ role: 'user', content: `Where is my order ${i}?` }] }, auth(p.publicKey))));
+      const answered = ok(sent, 'sendMessage').length;
+      expect(answered).toBeGreaterThanOrEqual(1);
+      for (const a of sent.filter((x) => x.statusCode !== 200)) expect([a.statusCode, a.json()]).toEqual([409, { error: 'Conversation is busy' }]);
+      const messages = await db().selectFrom('messages').select(['id', 'role']).where('conversation_id', '=', conversationId).orderBy('seq').execute();
+      expect(messages.filter((m) => m.role === 'user')).toHaveLength(answered);
+      expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(answered);
+
+      const messageId = messages.find((m) => m.role === 'assistant')!.id;
+      const ratings = ['POSITIVE', 'NEGATIVE'] as const;
+      const rated = await race(times(AT_ONCE, (i) => send('submitFeedback', {}, { conversationId, messageId, rating: ratings[i % 2] }, auth(p.publicKey))));
+      expect(codes(rated)).toEqual(Array(AT_ONCE).fill(201));
+      const rows = await db().selectFrom('feedback').select(['id', 'rating']).where('conversation_id', '=', conversationId).execute();
+      expect(rows).toHaveLength(1);
+      expect(new Set(rated.map((a) => a.json().feedback.id))).toEqual(new Set([rows[0]!.id]));
+    }
+  });
+
+  it('runs one eval suite twice at once, storing both runs', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    const evalId = (await send('createEval', { projectId }, { name: 'Race', cases: [{ question: 'Do you offer gift wrapping?', answerable: false }] })).json().eval.id as string;
+    for (let round = 0; round < ROUNDS; round++) {
+      const runs = await race(times(2, () => send('runEval', { projectId, evalId })));
+      expect(codes(runs)).toEqual([201, 201]);
+    }
+    expect(await db().selectFrom('eval_runs').select('id').where('eval_id', '=', evalId).execute()).toHaveLength(ROUNDS * 2);
+  });
+
+  it('deletes a project while it is written to: each write lands before (and goes with it) or answers 404', async () => {
+    const owned = ['api_keys', 'skills', 'actions', 'knowledge_sources', 'knowledge_gaps', 'webhook_endpoints', 'eval_suites', 'conversations', 'messages', 'memberships'] as const;
+    for (let round = 0; round < ROUNDS; round++) {
+      const p: CreatedProject = await createProject(t, { model: 'builtin' });
+      const projectId = p.project.id;
+      const user = await newUser(`teammate${round}`);
+      const gapId = await openGap(projectId, 'Do you gift wrap?');
+      const conversationId = (await send('createConversation', {}, {}, auth(p.publicKey))).json().conversationId as string;
+      const writes = await race([
+        send('deleteProject', { projectId }),
+        send('updateProject', { projectId }, { name: 'Renamed' }),
+        send('createKey', { projectId }, { kind: 'secret' }),
+        send('rotateHmacSecret', { projectId }),
+        send('createSkill', { projectId }, { name: 'Refund', description: 'Get your money back' }),
+        send('createAction', { projectId }, { name: 'lookup', description: 'Look up an order', method: 'GET', url: 'https://shop.example.com/orders', parameters: { type: 'object', properties: {} } }),
+        send('createKnowledgeSource', { projectId }, { type: 'text', title: 'Hours', content: 'Open nine to five.' }),
+        send('resolveGap', { projectId, gapId }, { answer: 'Yes.' }),
+        send('createWebhook', { projectId }, { url: 'https://127.0.0.1/hook' }),
+        send('createEval', { projectId }, { name: 'Race', cases: [{ question: 'Do you ship abroad?' }] }),
+        send('setMembership', { userId: user.id, projectId }, { role: 'agent' }),
+        send('createInvite', {}, { email: `late-${base62(8).toLowerCase()}@example.com`, role: 'member', projects: [{ projectId, role: 'viewer' }] }),
+        send('postHumanMessage', { projectId, conversationId }, { content: 'Hello', author: { name: 'Sam' } }),
+        send('createConversation', {}, {}, auth(p.publicKey)),
+      ]);
+      expect(codes(writes, 'deleteProject')).toEqual([204]);
+      for (const a of writes.filter((x) => x.statusCode >= 400 && x.operationId !== 'createConversation')) expect(a.statusCode, `${a.operationId}: ${a.body}`).toBe(404);
+      for (const table of owned) {
+        expect(await db().selectFrom(table).select('project_id').where('project_id', '=', projectId).execute(), table).toEqual([]);
+      }
+    }
+  });
+});
