@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Project } from '../projects/project.js';
-import { isForeignKeyViolation, type Database } from '../store/index.js';
+import { isForeignKeyViolation, retryDeadlock, type Database } from '../store/index.js';
 import { keysetPage, readCursor } from '../store/keyset.js';
 import type { ConversationsTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -167,21 +167,23 @@ export async function listConversations(
  * repeat), with the handoff it ended (`previousHandoff`, null when there was none).
  */
 export async function closeConversation(db: Db, projectId: string, id: string): Promise<void> {
-  return db.transaction().execute(async (trx) => {
-    const at = now();
-    const before = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
-    if (!before) throw NotFound('Conversation not found');
-    const closed = await trx
-      .updateTable('conversations')
-      .set({ status: 'CLOSED', closed_at: at, ...NO_HANDOFF, declined_streak: 0 })
-      .where('id', '=', id)
-      .where('project_id', '=', projectId)
-      .where('status', '=', 'ACTIVE')
-      .executeTakeFirst();
-    if (Number(closed.numUpdatedRows) === 0) return;
-    await enqueueEvent(trx, projectId, 'conversation.closed', {
-      conversation: { id, projectId, status: 'CLOSED', closedAt: at },
-      previousHandoff: handoffState(before),
-    });
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const at = now();
+      const before = await trx.selectFrom('conversations').selectAll().where('id', '=', id).where('project_id', '=', projectId).executeTakeFirst();
+      if (!before) throw NotFound('Conversation not found');
+      const closed = await trx
+        .updateTable('conversations')
+        .set({ status: 'CLOSED', closed_at: at, ...NO_HANDOFF, declined_streak: 0 })
+        .where('id', '=', id)
+        .where('project_id', '=', projectId)
+        .where('status', '=', 'ACTIVE')
+        .executeTakeFirst();
+      if (Number(closed.numUpdatedRows) === 0) return;
+      await enqueueEvent(trx, projectId, 'conversation.closed', {
+        conversation: { id, projectId, status: 'CLOSED', closedAt: at },
+        previousHandoff: handoffState(before),
+      });
+    }),
+  );
 }

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import type { Database } from '../store/index.js';
+import { retryDeadlock, type Database } from '../store/index.js';
 import type { FeedbackTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { findMessage } from './messages.js';
@@ -29,42 +29,44 @@ export interface NewFeedback {
 export async function submitFeedback(db: Db, conversation: { id: string; project_id: string }, input: NewFeedback): Promise<FeedbackRow> {
   if (input.messageId !== undefined && !(await findMessage(db, conversation.id, input.messageId))) throw NotFound('Message not found');
   const at = now();
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('feedback')
-      .values({
-        id: newId('fb'),
-        project_id: conversation.project_id,
-        conversation_id: conversation.id,
-        message_id: input.messageId ?? null,
-        target: input.messageId ?? WHOLE_CONVERSATION,
-        rating: input.rating,
-        comment: input.comment ?? null,
-        created_at: at,
-        updated_at: at,
-      })
-      .onConflict((oc) =>
-        oc.columns(['conversation_id', 'target']).doUpdateSet((eb) => ({
-          rating: eb.ref('excluded.rating'),
-          comment: eb.ref('excluded.comment'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      )
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await enqueueEvent(trx, conversation.project_id, 'feedback.created', {
-      conversationId: conversation.id,
-      feedback: {
-        id: row.id,
-        messageId: row.message_id,
-        rating: row.rating,
-        comment: row.comment,
-        createdAt: row.created_at,
-        updatedAt: row.updated_at,
-      },
-    });
-    return row;
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('feedback')
+        .values({
+          id: newId('fb'),
+          project_id: conversation.project_id,
+          conversation_id: conversation.id,
+          message_id: input.messageId ?? null,
+          target: input.messageId ?? WHOLE_CONVERSATION,
+          rating: input.rating,
+          comment: input.comment ?? null,
+          created_at: at,
+          updated_at: at,
+        })
+        .onConflict((oc) =>
+          oc.columns(['conversation_id', 'target']).doUpdateSet((eb) => ({
+            rating: eb.ref('excluded.rating'),
+            comment: eb.ref('excluded.comment'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await enqueueEvent(trx, conversation.project_id, 'feedback.created', {
+        conversationId: conversation.id,
+        feedback: {
+          id: row.id,
+          messageId: row.message_id,
+          rating: row.rating,
+          comment: row.comment,
+          createdAt: row.created_at,
+          updatedAt: row.updated_at,
+        },
+      });
+      return row;
+    }),
+  );
 }
 
 /** The ratings of a conversation, oldest first. */

@@ -3,7 +3,7 @@ import { NotFound } from '../lib/errors.js';
 import { now } from '../lib/ids.js';
 import { clipText, storable } from '../lib/nul.js';
 import type { Project } from '../projects/project.js';
-import type { Database } from '../store/index.js';
+import { retryDeadlock, type Database } from '../store/index.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import type { ConversationsTable } from '../store/schema.js';
 import { authorOf, type MessageAuthor } from './messages.js';
@@ -131,36 +131,38 @@ export async function requestHandoff(
   conversation: { id: string },
   input: { reason?: string | null; via: HandoffVia },
 ): Promise<HandoffChange> {
-  return db.transaction().execute(async (trx) => {
-    const res = await trx
-      .updateTable('conversations')
-      .set({
-        handoff_status: 'requested',
-        // A reason may come from a model's tool call: made storable like any text a model writes.
-        handoff_reason: (input.reason && clipText(storable(input.reason), MAX_REASON_LENGTH)) || null,
-        handoff_via: input.via,
-        handoff_requested_at: now(),
-        handoff_assignee_id: null,
-        handoff_assignee_name: null,
-        handoff_accepted_at: null,
-      })
-      .where('id', '=', conversation.id)
-      .where('handoff_status', 'is', null)
-      .executeTakeFirst();
-    const state = await readState(trx, conversation.id);
-    const changed = Number(res.numUpdatedRows) > 0;
-    if (changed && state) {
-      const projectId = await projectOf(trx, conversation.id);
-      const transcript = await transcriptOf(trx, conversation.id);
-      await enqueueEvent(trx, projectId, 'conversation.handoff_requested', {
-        conversation: { id: conversation.id, projectId },
-        handoff: state,
-        summary: summarize(state.reason, transcript),
-        transcript,
-      });
-    }
-    return { state, changed };
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const res = await trx
+        .updateTable('conversations')
+        .set({
+          handoff_status: 'requested',
+          // A reason may come from a model's tool call: made storable like any text a model writes.
+          handoff_reason: (input.reason && clipText(storable(input.reason), MAX_REASON_LENGTH)) || null,
+          handoff_via: input.via,
+          handoff_requested_at: now(),
+          handoff_assignee_id: null,
+          handoff_assignee_name: null,
+          handoff_accepted_at: null,
+        })
+        .where('id', '=', conversation.id)
+        .where('handoff_status', 'is', null)
+        .executeTakeFirst();
+      const state = await readState(trx, conversation.id);
+      const changed = Number(res.numUpdatedRows) > 0;
+      if (changed && state) {
+        const projectId = await projectOf(trx, conversation.id);
+        const transcript = await transcriptOf(trx, conversation.id);
+        await enqueueEvent(trx, projectId, 'conversation.handoff_requested', {
+          conversation: { id: conversation.id, projectId },
+          handoff: state,
+          summary: summarize(state.reason, transcript),
+          transcript,
+        });
+      }
+      return { state, changed };
+    }),
+  );
 }
 
 async function projectOf(db: Tx, conversationId: string): Promise<string> {
@@ -215,29 +217,31 @@ export async function assignHandoff(db: Db, conversation: { id: string }, assign
     return { state: before, changed: false };
   }
   const at = now();
-  return db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('conversations')
-      .set({
-        handoff_status: 'active',
-        handoff_assignee_id: assignee.id,
-        handoff_assignee_name: assignee.name,
-        handoff_accepted_at: at,
-        handoff_requested_at: before?.requestedAt ?? at,
-        handoff_via: before?.via ?? 'teammate',
-        handoff_reason: before?.reason ?? null,
-      })
-      .where('id', '=', conversation.id)
-      .execute();
-    const state = await readState(trx, conversation.id);
-    const projectId = await projectOf(trx, conversation.id);
-    await enqueueEvent(trx, projectId, 'conversation.handoff_accepted', {
-      conversation: { id: conversation.id, projectId },
-      handoff: state,
-      ...(before?.status === 'active' ? { previousAssignee: before.assignee } : {}),
-    });
-    return { state, changed: true };
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('conversations')
+        .set({
+          handoff_status: 'active',
+          handoff_assignee_id: assignee.id,
+          handoff_assignee_name: assignee.name,
+          handoff_accepted_at: at,
+          handoff_requested_at: before?.requestedAt ?? at,
+          handoff_via: before?.via ?? 'teammate',
+          handoff_reason: before?.reason ?? null,
+        })
+        .where('id', '=', conversation.id)
+        .execute();
+      const state = await readState(trx, conversation.id);
+      const projectId = await projectOf(trx, conversation.id);
+      await enqueueEvent(trx, projectId, 'conversation.handoff_accepted', {
+        conversation: { id: conversation.id, projectId },
+        handoff: state,
+        ...(before?.status === 'active' ? { previousAssignee: before.assignee } : {}),
+      });
+      return { state, changed: true };
+    }),
+  );
 }
 
 /**
@@ -245,24 +249,26 @@ export async function assignHandoff(db: Db, conversation: { id: string }, assign
  * so the policy does not hand it straight back on the next answer (a handoff loop).
  */
 export async function handBack(db: Db, conversation: { id: string }): Promise<HandoffChange> {
-  return db.transaction().execute(async (trx) => {
-    const before = await readState(trx, conversation.id);
-    const res = await trx
-      .updateTable('conversations')
-      .set({ ...NO_HANDOFF, declined_streak: 0 })
-      .where('id', '=', conversation.id)
-      .where('handoff_status', 'is not', null)
-      .executeTakeFirst();
-    const changed = Number(res.numUpdatedRows) > 0;
-    if (changed) {
-      const projectId = await projectOf(trx, conversation.id);
-      await enqueueEvent(trx, projectId, 'conversation.handed_back', {
-        conversation: { id: conversation.id, projectId },
-        previous: before,
-      });
-    }
-    return { state: null, changed };
-  });
+  return retryDeadlock(() =>
+    db.transaction().execute(async (trx) => {
+      const before = await readState(trx, conversation.id);
+      const res = await trx
+        .updateTable('conversations')
+        .set({ ...NO_HANDOFF, declined_streak: 0 })
+        .where('id', '=', conversation.id)
+        .where('handoff_status', 'is not', null)
+        .executeTakeFirst();
+      const changed = Number(res.numUpdatedRows) > 0;
+      if (changed) {
+        const projectId = await projectOf(trx, conversation.id);
+        await enqueueEvent(trx, projectId, 'conversation.handed_back', {
+          conversation: { id: conversation.id, projectId },
+          previous: before,
+        });
+      }
+      return { state: null, changed };
+    }),
+  );
 }
 
 /**
