@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { Conflict, NotFound, ValidationError, type ErrorDetail } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { isForeignKeyViolation, isUniqueViolation, type Database } from '../store/index.js';
+import { isUniqueViolation, projectGone, type Database } from '../store/index.js';
 import {
   RESERVED_HEADERS,
   SECRET_MASK,
@@ -167,8 +167,7 @@ export async function createAction(db: Db, box: SecretBox, projectId: string, in
     // Two creates racing past the check: the unique index decides.
     if (isUniqueViolation(err)) throw nameTaken(input.name);
     // The project was deleted since the route found it.
-    if (isForeignKeyViolation(err)) throw NotFound('Project not found');
-    throw err;
+    throw projectGone(err);
   }
   return row;
 }

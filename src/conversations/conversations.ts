@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { Project } from '../projects/project.js';
-import { isForeignKeyViolation, retryDeadlock, type Database } from '../store/index.js';
+import { projectGone, retryDeadlock, type Database } from '../store/index.js';
 import { keysetPage, readCursor } from '../store/keyset.js';
 import type { ConversationsTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
@@ -28,7 +28,7 @@ export type ConversationWithEndUser = ConversationRow & {
 export async function createConversation(db: Db, projectId: string, endUserExternalId?: string): Promise<ConversationRow> {
   return insertConversation(db, projectId, endUserExternalId).catch((err: unknown) => {
     // The project was deleted since its key was read.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { isForeignKeyViolation, type Database } from '../store/index.js';
+import { projectGone, type Database } from '../store/index.js';
 import { lockKey, lockRow } from '../store/lock.js';
 import type { EvalRunsTable, EvalSuitesTable } from '../store/schema.js';
 import { EVAL_LIMITS, type EvalCase } from './cases.js';
@@ -62,7 +62,7 @@ export async function createSuite(db: Db, projectId: string, input: { name: stri
     await trx.insertInto('eval_suites').values(row).execute();
   }).catch((err: unknown) => {
     // The project was deleted since the route found it.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
   return toSuite(row);
 }

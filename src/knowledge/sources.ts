@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { BadRequest, NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { storable } from '../lib/nul.js';
-import { isDeadlock, isForeignKeyViolation, retryDeadlock } from '../store/index.js';
+import { projectGone, retryDeadlock } from '../store/index.js';
 import { lockRow } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 import type { SourceRow } from './ingest.js';
@@ -58,7 +58,7 @@ export async function createSource(deps: KnowledgeDeps, projectId: string, input
   };
   await insertSourceWithJob(deps.store.db, row).catch((err: unknown) => {
     // The project was deleted since the route found it.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
   deps.knowledge.jobQueued.notify();
   return row;
@@ -100,17 +100,8 @@ export async function deleteSource(db: Db, projectId: string, sourceId: string, 
   // sync's new job, committed between the two deletes' own job deletes, is held by the second while
   // the first's cascade from the source's row needs it. The victim was rolled back whole and runs
   // again (finding the source gone: 404).
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await deleteSourceOnce(db, sourceId, alsoDelete);
-    } catch (err) {
-      if (!isDeadlock(err) || attempt >= DELETE_ATTEMPTS) throw err;
-    }
-  }
+  await retryDeadlock(() => deleteSourceOnce(db, sourceId, alsoDelete));
 }
-
-/** Tries of a source's deletion that PostgreSQL picks as a deadlock's victim. */
-const DELETE_ATTEMPTS = 3;
 
 async function deleteSourceOnce(db: Db, sourceId: string, alsoDelete?: (trx: Transaction<Database>) => Promise<void>): Promise<void> {
   await db.transaction().execute(async (trx) => {

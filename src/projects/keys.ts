@@ -3,7 +3,7 @@ import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { displayPrefix, generateApiKey, hashKey, type KeyKind } from '../lib/keys.js';
 import type { SecretSealer } from '../lib/secret-box.js';
-import { isForeignKeyViolation, type Database } from '../store/index.js';
+import { projectGone, type Database } from '../store/index.js';
 import type { ApiKeysTable, ProjectsTable } from '../store/schema.js';
 import { openHmacSecret } from './hmac-secret.js';
 import { toProject, type Project } from './project.js';
@@ -31,7 +31,7 @@ export async function createKey(
   };
   await db.insertInto('api_keys').values(row).execute().catch((err: unknown) => {
     // The project was deleted since the route found it.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
   return { row, secret };
 }

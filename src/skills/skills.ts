@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { isForeignKeyViolation, type Database } from '../store/index.js';
+import { projectGone, type Database } from '../store/index.js';
 import type { SkillsTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
@@ -29,7 +29,7 @@ export async function createSkill(db: Db, projectId: string, input: SkillFields)
   };
   await db.insertInto('skills').values(row).execute().catch((err: unknown) => {
     // The project was deleted since the route found it.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
   return row;
 }

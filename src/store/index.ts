@@ -18,6 +18,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../config.js';
+import { NotFound } from '../lib/errors.js';
 import { isUnavailable } from './faults.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Database } from './schema.js';
@@ -345,7 +346,7 @@ export function isUniqueViolation(err: unknown): boolean {
  * PostgreSQL chose this transaction as the victim of a deadlock: it was rolled back whole, and
  * running it again is the remedy the database expects.
  */
-export function isDeadlock(err: unknown): boolean {
+function isDeadlock(err: unknown): boolean {
   return (err as { code?: string })?.code === '40P01';
 }
 
@@ -373,6 +374,14 @@ export async function retryDeadlock<T>(transaction: () => Promise<T>): Promise<T
 export function isForeignKeyViolation(err: unknown): boolean {
   const e = err as { code?: string };
   return e?.code === '23503' || e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/**
+ * What an insert into one of a project's tables throws, as its caller should answer: a foreign key
+ * to a project no longer there (deleted since the route found it) is 404 `Project not found`.
+ */
+export function projectGone(err: unknown): unknown {
+  return isForeignKeyViolation(err) ? NotFound('Project not found') : err;
 }
 
 export type { Database } from './schema.js';

@@ -3,7 +3,7 @@ import { Conflict, NotFound, ValidationError } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import type { SecretSealer } from '../lib/secret-box.js';
 import { refusePrivateHost } from '../net/address-policy.js';
-import { isForeignKeyViolation } from '../store/index.js';
+import { projectGone } from '../store/index.js';
 import { lockKey } from '../store/lock.js';
 import type { Database, WebhookEndpointsTable } from '../store/schema.js';
 import { newSigningSecret } from './signing.js';
@@ -98,7 +98,7 @@ export async function createEndpoint(
     await trx.insertInto('webhook_endpoints').values(row).execute();
   }).catch((err: unknown) => {
     // The project was deleted since the route found it.
-    throw isForeignKeyViolation(err) ? NotFound('Project not found') : err;
+    throw projectGone(err);
   });
   return { row, secret };
 }
