@@ -2,8 +2,8 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminAuth, answeredConversation, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { opensslHmac, signHs256 } from '../../test/identity.js';
 import { waitForSource } from '../../test/support/knowledge.js';
+import { validBodies } from '../../test/support/valid-bodies.js';
 import { createUser } from '../accounts/users.js';
 import { startKnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';
@@ -115,75 +115,7 @@ describe.each(dialects)('bad input on $name', { timeout: 240_000 }, (dialect) =>
     ids.gapId = gaps[0]!.id;
   }
 
-  /** A body each route accepts as it is, so that a probe's one change is what is refused. */
-  const validBodies = (): Record<string, Json> => ({
-    'POST /api/v1/chat/conversations': { endUserExternalId: 'cust-2' },
-    'POST /api/v1/chat/messages': {
-      conversationId: ids.conversationId!,
-      projectId: ids.projectId!,
-      messages: [{ role: 'user', content: 'Hello there', id: 'm1', parts: [{ type: 'text', text: 'Hello there' }] }],
-      userTokens: { 'X-Session': 'token-value' },
-      pageContext: {
-        url: 'https://shop.example.com/a',
-        title: 'Shop',
-        textContent: 'Page text',
-        headings: ['Heading'],
-        buttons: ['Buy'],
-        links: [{ href: 'https://shop.example.com/b', text: 'B' }],
-        formFields: [{ name: 'email', type: 'email', label: 'E-mail' }],
-      },
-    },
-    'POST /api/v1/chat/feedback': { conversationId: ids.conversationId!, messageId: ids.messageId!, rating: 'POSITIVE', comment: 'Thanks' },
-    'POST /api/v1/identity/verify': { userId: 'cust-3', hmac: opensslHmac(p.hmacSecret, 'cust-3'), email: 'c3@example.com', name: 'Cee Three' },
-    'POST /api/v1/identity/identify': { token: signHs256(p.hmacSecret, { sub: 'cust-4', email: 'c4@example.com', name: 'Cee Four' }) },
-    'POST /api/v1/admin/projects': {
-      name: 'Another',
-      settings: {
-        instructions: 'Be brief.',
-        model: 'builtin',
-        conversationTtlMinutes: 60,
-        identityVerification: 'optional',
-        widget: { fabText: 'Help', primaryColor: '#112233' },
-        allowedOrigins: ['https://a.example.com'],
-        rateLimits: { chat: 10, session: 10, general: 10 },
-      },
-    },
-    'PATCH /api/v1/admin/projects/{projectId}': { name: 'Acme 2', settings: { instructions: 'Be kind.', conversationTtlMinutes: 120, widget: { fabText: 'Ask' } } },
-    'POST /api/v1/admin/projects/{projectId}/keys': { kind: 'public', name: 'key name' },
-    'POST /api/v1/admin/projects/{projectId}/actions': {
-      name: 'track',
-      description: 'Track an order',
-      method: 'GET',
-      url: 'http://127.0.0.1:9/orders/{id}',
-      headers: { 'X-Api-Key': 'secret-123456', 'X-Public': { value: 'public-value', secret: false } },
-      parameters: { type: 'object', properties: { id: { type: 'string', description: 'Order id' } }, required: ['id'] },
-      query: ['id'],
-      examples: ['where is my order'],
-      timeoutMs: 5000,
-      enabled: true,
-    },
-    'PATCH /api/v1/admin/projects/{projectId}/actions/{actionId}': { description: 'Look up again', examples: ['look it up'], timeoutMs: 5000 },
-    'POST /api/v1/admin/projects/{projectId}/actions/{actionId}/test': { arguments: { q: 'abc' }, userTokens: { 'X-Session': 'token-value' }, endUserId: 'cust-5' },
-    'POST /api/v1/admin/projects/{projectId}/skills': { name: 'Exchange', description: 'Exchange an item', instructions: 'Ask which size.' },
-    'PATCH /api/v1/admin/projects/{projectId}/skills/{skillId}': { name: 'Returns 2', description: 'Return it', instructions: 'Ask why.' },
-    'POST /api/v1/admin/projects/{projectId}/evals/run': { cases: [{ question: 'When are you open?', answerable: true, expectedSources: ['Hours'], mustContain: ['nine'] }] },
-    'POST /api/v1/admin/projects/{projectId}/evals': { name: 'Opening hours', cases: [{ question: 'When are you open?', mustContain: ['five'] }] },
-    'POST /api/v1/admin/projects/{projectId}/gaps/{gapId}/resolve': { answer: 'We ship to the EU.' },
-    'POST /api/v1/auth/login': { email: 'member@example.com', password: PASSWORD },
-    'POST /api/v1/auth/password': { currentPassword: PASSWORD, newPassword: 'another long password 2' },
-    'POST /api/v1/auth/setup': { token: 'setup-token-value', email: 'first@example.com', name: 'First Owner', password: PASSWORD },
-    'POST /api/v1/auth/invite': { token: 'invite-token-value', name: 'Invited Person', password: PASSWORD },
-    'PATCH /api/v1/admin/users/{userId}': { name: 'Renamed Person' },
-    'PUT /api/v1/admin/users/{userId}/memberships/{projectId}': { role: 'agent' },
-    'POST /api/v1/admin/invites': { email: 'invitee@example.com', role: 'member', projects: [{ projectId: ids.projectId!, role: 'viewer' }] },
-    'POST /api/v1/admin/projects/{projectId}/webhooks': { url: 'http://localhost:9/other', events: ['message.created'], description: 'CRM' },
-    'PATCH /api/v1/admin/projects/{projectId}/webhooks/{webhookId}': { url: 'http://localhost:9/hook2', events: ['feedback.created'], description: 'Renamed' },
-    'POST /api/v1/admin/projects/{projectId}/webhooks/{webhookId}/secret/rotate': { previousSecretValidForSeconds: 60 },
-    'POST /api/v1/admin/projects/{projectId}/knowledge': { type: 'faq', title: 'FAQ', items: [{ question: 'Do you ship abroad?', answer: 'Yes, to the EU.' }] },
-    'POST /api/v1/chat/conversations/{conversationId}/handoff': { reason: 'Wants a person' },
-    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/assign': { assignee: { id: 'user_1', name: 'Dana' } },
-    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/messages': { content: 'Hello from Dana', author: { id: 'user_1', name: 'Dana' } },
-  });
+
 
   /** Valid values of the query parameters an operation requires. */
   const requiredQuery: Record<string, string> = { userId: 'cust-1', q: 'hours', token: 'invite-token-value' };
@@ -408,7 +340,7 @@ describe.each(dialects)('bad input on $name', { timeout: 240_000 }, (dialect) =>
   }
 
   it('answers every malformed input of every operation with a documented 4xx and its error body, and writes nothing', async () => {
-    const bodies = validBodies();
+    const bodies = validBodies(ids, p.hmacSecret, PASSWORD);
     const failures: string[] = [];
     let sent = 0;
     let before: Record<string, number> | undefined;

@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startActionEndpoint, type ActionEndpoint } from '../../test/fakes/action-endpoint.js';
 import { startFakeOpenAICompatible, type FakeOpenAICompatible } from '../../test/fakes/openai-compatible.js';
 import { adminAuth, answeredConversation, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
-import { opensslHmac, signHs256 } from '../../test/identity.js';
+import { signHs256 } from '../../test/identity.js';
 import { multipart, waitForSource } from '../../test/support/knowledge.js';
+import { validBodies } from '../../test/support/valid-bodies.js';
+import type { Json } from '../../test/support/schema-mutations.js';
 import { parseAnswer, streamedText } from '../../test/ui-stream.js';
 import { startKnowledgeWorker, type KnowledgeWorker } from '../knowledge/jobs.js';
 import type { CreatedProject } from '../projects/projects.js';
@@ -15,7 +17,6 @@ const SECRET_KEY = 'test-secret-key-for-actions-0123456789';
 /** The first test alone makes hundreds of calls to one project. */
 const RELAXED_LIMITS = { chat: 100_000, session: 100_000, general: 100_000 };
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** Every string leaf of a JSON value, by path. */
 function stringLeaves(value: Json, path: Array<string | number> = []): Array<Array<string | number>> {
@@ -106,71 +107,12 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     ({ conversationId: ids.conversationId, messageId: ids.messageId } = await answeredConversation(t, p.publicKey, 'When are you open?'));
   }
 
-  /** A body each route accepts (real ids), so only the U+0000 put into it can be refused. */
-  const validBodies = (): Record<string, Json> => ({
-    'POST /api/v1/chat/conversations': { endUserExternalId: 'cust-2' },
-    'POST /api/v1/chat/messages': {
-      conversationId: ids.conversationId!,
-      projectId: ids.projectId!,
-      messages: [{ role: 'user', content: 'Hello there', id: 'm1', parts: [{ type: 'text', text: 'Hello there' }] }],
-      userTokens: { 'X-Session': 'token-value' },
-      pageContext: {
-        url: 'https://shop.example.com/a',
-        title: 'Shop',
-        description: 'A shop',
-        referrer: 'https://ref.example.com',
-        textContent: 'Page text',
-        headings: ['Heading'],
-        buttons: ['Buy'],
-        links: [{ href: 'https://shop.example.com/b', text: 'B' }],
-        formFields: [{ name: 'email', type: 'email', label: 'E-mail', placeholder: 'you@example.com' }],
-      },
-    },
-    'POST /api/v1/chat/feedback': { conversationId: ids.conversationId!, messageId: ids.messageId!, rating: 'POSITIVE', comment: 'Thanks' },
-    'POST /api/v1/identity/verify': { userId: 'cust-3', hmac: opensslHmac(p.hmacSecret, 'cust-3'), email: 'c3@example.com', name: 'Cee Three' },
-    'POST /api/v1/identity/identify': { token: signHs256(p.hmacSecret, { sub: 'cust-4', email: 'c4@example.com', name: 'Cee Four' }) },
-    'POST /api/v1/admin/projects': {
-      name: 'Other',
-      settings: { instructions: 'Be brief.', model: 'builtin', widget: { fabText: 'Help', primaryColor: '#112233' }, allowedOrigins: ['https://a.example.com'] },
-    },
-    'PATCH /api/v1/admin/projects/{projectId}': { name: 'Acme 2', settings: { instructions: 'Be kind.', widget: { fabText: 'Ask' } } },
-    'POST /api/v1/admin/projects/{projectId}/keys': { kind: 'public', name: 'key name' },
-    'POST /api/v1/admin/projects/{projectId}/actions': {
-      name: 'track',
-      description: 'Track an order',
-      method: 'GET',
-      url: 'http://127.0.0.1:9/orders/{id}',
-      headers: { 'X-Api-Key': 'secret-123456', 'X-Public': { value: 'public-value', secret: false } },
-      parameters: { type: 'object', properties: { id: { type: 'string', description: 'Order id' } }, required: ['id'] },
-      examples: ['where is my order'],
-    },
-    'PATCH /api/v1/admin/projects/{projectId}/actions/{actionId}': { description: 'Look up again', examples: ['look it up'] },
-    'POST /api/v1/admin/projects/{projectId}/actions/{actionId}/test': { arguments: { q: 'abc' }, userTokens: { 'X-Session': 'token-value' }, endUserId: 'cust-5' },
-    'POST /api/v1/admin/projects/{projectId}/skills': { name: 'Exchange', description: 'Exchange an item', instructions: 'Ask which size.' },
-    'PATCH /api/v1/admin/projects/{projectId}/skills/{skillId}': { name: 'Returns 2', description: 'Return it', instructions: 'Ask why.' },
-    'POST /api/v1/admin/projects/{projectId}/evals/run': { cases: [{ question: 'When are you open?', answerable: true, expectedSources: ['Hours'], mustContain: ['nine'] }] },
-    'POST /api/v1/admin/projects/{projectId}/evals': { name: 'Opening hours', cases: [{ question: 'When are you open?', mustContain: ['five'] }] },
-    'POST /api/v1/admin/projects/{projectId}/gaps/{gapId}/resolve': { answer: 'We ship to the EU.' },
-    'POST /api/v1/auth/login': { email: 'nul@example.com', password: 'a long password 1' },
-    'POST /api/v1/auth/password': { currentPassword: 'a long password 1', newPassword: 'another long password 2' },
-    'POST /api/v1/auth/setup': { token: 'setup-token-value', email: 'first@example.com', name: 'First Owner', password: 'a long password 1' },
-    'POST /api/v1/auth/invite': { token: 'invite-token-value', name: 'Invited Person', password: 'a long password 1' },
-    'PATCH /api/v1/admin/users/{userId}': { name: 'Renamed Person' },
-    'PUT /api/v1/admin/users/{userId}/memberships/{projectId}': { role: 'agent' },
-    'POST /api/v1/admin/invites': { email: 'invitee@example.com', role: 'member', projects: [{ projectId: ids.projectId!, role: 'viewer' }] },
-    'POST /api/v1/admin/projects/{projectId}/webhooks': { url: 'http://localhost:9/other', events: ['message.created'], description: 'CRM' },
-    'PATCH /api/v1/admin/projects/{projectId}/webhooks/{webhookId}': { url: 'http://localhost:9/hook2', events: ['feedback.created'], description: 'Renamed' },
-    'POST /api/v1/admin/projects/{projectId}/webhooks/{webhookId}/secret/rotate': { previousSecretValidForSeconds: 60 },
-    'POST /api/v1/admin/projects/{projectId}/knowledge': { type: 'faq', title: 'FAQ', items: [{ question: 'Do you ship abroad?', answer: 'Yes, to the EU.' }] },
-    'POST /api/v1/chat/conversations/{conversationId}/handoff': { reason: 'Wants a person' },
-    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/assign': { assignee: { id: 'user_1', name: 'Dana' } },
-    'POST /api/v1/admin/projects/{projectId}/conversations/{conversationId}/messages': { content: 'Hello from Dana', author: { id: 'user_1', name: 'Dana' } },
-  });
+
 
   it('answers 400 Validation error for U+0000 in any path parameter, query parameter or body field of every route, and for an unpaired surrogate in any body field', async () => {
     await everythingProject();
     const doc = t.app.swagger() as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string }>; requestBody?: { content: Record<string, unknown> } }>> };
-    const bodies = validBodies();
+    const bodies = validBodies(ids, p.hmacSecret, 'a long password 1');
     const failures: string[] = [];
     let checked = 0;
 
@@ -231,7 +173,7 @@ describe.each(dialects)('U+0000 on $name', (dialect) => {
     // The project of the test before, when it ran: a second one would spend the admin token's budget.
     if (!ids.projectId) await everythingProject();
     const doc = t.app.swagger() as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
-    const bodies = validBodies();
+    const bodies = validBodies(ids, p.hmacSecret, 'a long password 1');
     // 40 kB: under every route's body limit, so that each body is read and walked (not a 413).
     const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
     const failures: string[] = [];
