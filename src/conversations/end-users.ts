@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { newId, now } from '../lib/ids.js';
-import { isUniqueViolation, type Database } from '../store/index.js';
+import { isUniqueViolation, projectGone, type Database } from '../store/index.js';
 import type { EndUsersTable } from '../store/schema.js';
 
 type Db = Kysely<Database>;
@@ -18,7 +18,7 @@ export async function findEndUser(db: Db, projectId: string, externalId: string)
 /**
  * Creates the end user or updates it. `email`/`name` overwrite only when given; `verified` stamps
  * `verified_at`. Safe under concurrent first calls for one user (a unique-key race is retried as an
- * update).
+ * update). 404 when the project was deleted since it was read.
  */
 export async function upsertEndUser(
   db: Db,
@@ -43,7 +43,7 @@ export async function upsertEndUser(
       await db.insertInto('end_users').values(row).execute();
       return row;
     } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
+      if (!isUniqueViolation(err)) throw projectGone(err);
       return upsertEndUser(db, projectId, externalId, fields);
     }
   }

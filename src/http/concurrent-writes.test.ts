@@ -5,6 +5,7 @@ import { base62, newId, now } from '../lib/ids.js';
 import { openHmacSecret } from '../projects/hmac-secret.js';
 import type { CreatedProject } from '../projects/projects.js';
 import { secretBox } from '../lib/secret-box.js';
+import { signHs256 } from '../../test/identity.js';
 
 /**
  * The write operations of the admin API, the accounts API and the runtime API, each sent several
@@ -348,6 +349,39 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
       ]);
       expect(codes(writes, 'deleteProject')).toEqual([204]);
       for (const a of writes.filter((x) => x.statusCode >= 400 && x.operationId !== 'createConversation')) expect(a.statusCode, `${a.operationId}: ${a.body}`).toBe(404);
+      for (const table of owned) {
+        expect(await db().selectFrom(table).select('project_id').where('project_id', '=', projectId).execute(), table).toEqual([]);
+      }
+    }
+  });
+
+  it("deletes a project while its widget writes: each runtime write lands before it or answers as it would after", async () => {
+    const owned = ['conversations', 'messages', 'feedback', 'end_users'] as const;
+    for (let round = 0; round < ROUNDS; round++) {
+      const p: CreatedProject = await createProject(t, { model: 'builtin' });
+      const projectId = p.project.id;
+      const key = auth(p.publicKey);
+      const conversationId = (await send('createConversation', {}, {}, key)).json().conversationId as string;
+      const answered = await send('sendMessage', {}, { conversationId, messages: [{ role: 'user', content: 'Where is my order?' }] }, key);
+      expect(answered.statusCode).toBe(200);
+      const messageId = (await db().selectFrom('messages').select('id').where('conversation_id', '=', conversationId).where('role', '=', 'assistant').executeTakeFirstOrThrow()).id;
+      const other = (await send('createConversation', {}, {}, key)).json().conversationId as string;
+      const writes = await race([
+        send('deleteProject', { projectId }),
+        ...times(2, (i) => send('submitFeedback', {}, { conversationId, messageId, rating: i ? 'NEGATIVE' : 'POSITIVE', comment: 'Late' }, key)),
+        send('submitFeedback', {}, { conversationId, rating: 'NEGATIVE' }, key),
+        send('sendMessage', {}, { conversationId: other, messages: [{ role: 'user', content: 'Do you ship abroad?' }] }, key),
+        send('requestHandoff', { conversationId }, { reason: 'Late' }, key),
+        send('closeConversation', { projectId, conversationId: other }),
+        send('identifyUser', {}, { token: signHs256(p.hmacSecret, { sub: `late-${round}`, name: 'Late' }) }, key),
+        send('createConversation', {}, {}, key),
+      ]);
+      expect(codes(writes, 'deleteProject')).toEqual([204]);
+      for (const a of writes.filter((x) => x.statusCode >= 400)) {
+        // A send names its conversation in the body: one gone is the spec's 400 `Invalid conversation`.
+        const gone = a.operationId === 'sendMessage' ? [401, 400] : [401, 404];
+        expect(gone, `${a.operationId}: ${a.statusCode} ${a.body}`).toContain(a.statusCode);
+      }
       for (const table of owned) {
         expect(await db().selectFrom(table).select('project_id').where('project_id', '=', projectId).execute(), table).toEqual([]);
       }

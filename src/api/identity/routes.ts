@@ -1,13 +1,25 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Kysely } from 'kysely';
 import { upsertEndUser } from '../../conversations/end-users.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { HttpError } from '../../lib/errors.js';
+import { HttpError, Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
 import { errorSchema } from '../../http/error-schemas.js';
 import { identified, identifyBody, identityFailure, verified, verifyBody } from './schema.js';
+import type { Database } from '../../store/index.js';
 import { verifyIdentityToken } from './verify.js';
 
 const invalid = (message: string) => new HttpError(401, message, { verified: false });
+
+/**
+ * Upserts the proven end user. A project deleted since its key was read (404 from the store) answers
+ * as its key now does: 401 `Unauthorized`, the answer the same request sent a moment later gets.
+ */
+async function saveVerified(db: Kysely<Database>, projectId: string, externalId: string, fields: { email?: string | null; name?: string | null }) {
+  return upsertEndUser(db, projectId, externalId, { ...fields, verified: true }).catch((err: unknown) => {
+    throw err instanceof HttpError && err.statusCode === 404 ? Unauthorized() : err;
+  });
+}
 
 /**
  * Identity verification: an end user proven by an HMAC over its id (POST /identity/verify) or by
@@ -38,7 +50,7 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
       const owner = keyOwner(request);
       const { userId, hmac, email, name } = request.body;
       if (!verifyUserHmac(owner.hmacSecret(), userId, hmac.trim())) throw invalid('Invalid HMAC signature');
-      await upsertEndUser(db, owner.project.id, userId, { email, name, verified: true });
+      await saveVerified(db, owner.project.id, userId, { email, name });
       return { verified: true as const };
     },
   });
@@ -64,11 +76,7 @@ export const identityRoutes: FastifyPluginAsyncZod = async (app) => {
       const owner = keyOwner(request);
       const claims = await verifyIdentityToken(owner.hmacSecret(), request.body.token.trim());
       if (!claims) throw invalid('Invalid identity token');
-      const user = await upsertEndUser(db, owner.project.id, claims.sub, {
-        email: claims.email,
-        name: claims.name,
-        verified: true,
-      });
+      const user = await saveVerified(db, owner.project.id, claims.sub, { email: claims.email, name: claims.name });
       return {
         verified: true as const,
         user: {
