@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { retryDeadlock, type Database } from '../store/index.js';
+import { isForeignKeyViolation, retryDeadlock, type Database } from '../store/index.js';
 import type { FeedbackTable } from '../store/schema.js';
 import { enqueueEvent } from '../webhooks/events.js';
 import { findMessage } from './messages.js';
@@ -24,7 +24,8 @@ export interface NewFeedback {
  * messages. A repeat for the same (conversation, message) replaces rating and comment in place (same
  * id, first `created_at`); the unique (conversation_id, target) index makes it one atomic upsert on
  * both databases, so two concurrent ratings cannot leave two rows. Each rating, a replacing one too,
- * sends `feedback.created` in the same transaction.
+ * sends `feedback.created` in the same transaction. 404 when the conversation went with its project
+ * since it was read.
  */
 export async function submitFeedback(db: Db, conversation: { id: string; project_id: string }, input: NewFeedback): Promise<FeedbackRow> {
   if (input.messageId !== undefined && !(await findMessage(db, conversation.id, input.messageId))) throw NotFound('Message not found');
@@ -66,7 +67,9 @@ export async function submitFeedback(db: Db, conversation: { id: string; project
       });
       return row;
     }),
-  );
+  ).catch((err: unknown) => {
+    throw isForeignKeyViolation(err) ? NotFound('Conversation not found') : err;
+  });
 }
 
 /** The ratings of a conversation, oldest first. */
