@@ -7,7 +7,7 @@ import { appendMessage, listHistory, type HistoryMessage, type MessageRow } from
 import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
-import { BadRequest, Conflict, Forbidden, NotFound } from '../../lib/errors.js';
+import { BadRequest, Conflict, Forbidden, HttpError, NotFound } from '../../lib/errors.js';
 import { newId } from '../../lib/ids.js';
 import type { KeyOwner } from '../../projects/keys.js';
 import { projectExists } from '../../projects/projects.js';
@@ -104,7 +104,8 @@ export async function acceptSend(
     // next message at once does not find it busy. With the database away the request fails now
     // (503) and the release goes on retrying behind it.
     if (!isUnavailable(err)) await released;
-    throw err;
+    // The conversation went (its project deleted) since it was read: the answer a send to it gets now.
+    throw err instanceof HttpError && err.statusCode === 404 && err.message === 'Conversation not found' ? BadRequest('Invalid conversation') : err;
   }
 
   return {
