@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createDeps } from '../src/deps.js';
 import { chunkPage } from '../src/knowledge/chunk.js';

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dialects, testSecretBox } from '../../test/helper.js';
 import { openCliDatabase, runCli, type CliDatabase } from '../../test/support/cli.js';

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { ActiveSession } from '../accounts/sessions.js';
 import type { Permission } from '../accounts/types.js';
 import type { InFlightAnswers } from '../agent/in-flight.js';

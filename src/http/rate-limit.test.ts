@@ -2,7 +2,6 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { auth, createProject, createTestApp, dialects, limiterKinds, type TestApp } from '../../test/helper.js';
 import { base62 } from '../lib/ids.js';
-import type { CreatedProject } from '../projects/projects.js';
 
 function expectHeaders(res: LightMyRequestResponse, limit: number, remaining: number) {
   expect(res.headers['x-ratelimit-limit']).toBe(String(limit));

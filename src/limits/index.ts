@@ -1,6 +1,6 @@
 export { DEFAULT_LIMITS } from './limiter.js';
 export type { Bucket, FallbackEvent, RateLimitDecision, RateLimiter, RedisOptions, StrikeCounter } from './limiter.js';
-import type { RateLimiter, RedisOptions, StrikeCounter } from './limiter.js';
+import type { RateLimiter, RedisOptions } from './limiter.js';
 
 /**
  * The rate limiter named by the config: Redis when a URL is given (all nodes share one count), else

@@ -184,7 +184,7 @@ describe.skipIf(!browserAvailable()).each(dialects)('dashboard Conversations pag
   it('keeps the filter controls and the list in step with the address on Back, Forward and reload', async () => {
     const { s, context, page } = await signedInAgent();
     await page.goto(`${stack.origin}/dashboard/p/${s.project.id}/conversations`);
-    const { list, ids } = conversationList(page);
+    const { ids } = conversationList(page);
     const controls = async () => ({
       status: await page.getByLabel('Status').inputValue(),
       user: await page.getByLabel('End user').inputValue(),

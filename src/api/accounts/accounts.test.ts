@@ -5,7 +5,6 @@ import type { ProjectRole, UserRole } from '../../accounts/types.js';
 import { createUser } from '../../accounts/users.js';
 import { base62 } from '../../lib/ids.js';
 import { hashKey } from '../../lib/keys.js';
-import type { CreatedProject } from '../../projects/projects.js';
 
 /** The dashboard's own origin in these tests: every request names this host. */
 const HOST = 'dash.example';

@@ -104,7 +104,7 @@ describe.each(dialects)('HMAC secrets sealed at rest on $name', (dialect) => {
     const second = await createTestApp({ dialect, store: t.deps.store });
     try {
       const lines: string[] = [];
-      const log = { info: (obj: object, msg: string) => lines.push(`${msg} ${JSON.stringify(obj)}`), error: (obj: object, msg: string) => lines.push(msg) };
+      const log = { info: (obj: object, msg: string) => lines.push(`${msg} ${JSON.stringify(obj)}`), error: (_obj: object, msg: string) => lines.push(msg) };
       await Promise.all([sealHmacSecrets(t.deps, secretBox(t.config), log), sealHmacSecrets(second.deps, secretBox(second.config), log)]);
       const stored = await storedSecret(t.deps.store.db, p.project.id);
       expect(stored).not.toContain('ad_hs_');

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { API_PREFIX } from '../../http/auth.js';
 import { validationErrorSchema } from '../../http/error-schemas.js';
 import { searchWithSources } from '../../knowledge/sources.js';
-import type { SourceType } from '../../knowledge/types.js';
 import { BadRequest, HttpError, ValidationError } from '../../lib/errors.js';
 import { clipText, nulDetails } from '../../lib/nul.js';
 import { adminProject } from '../projects/access.js';

@@ -8,7 +8,7 @@ import { startKnowledgeWorker } from '../../knowledge/jobs.js';
 import type { NewSource } from '../../knowledge/sources.js';
 import { HttpError, type ErrorDetail } from '../../lib/errors.js';
 import { getProject } from '../../projects/projects.js';
-import { option, parseCommand, printJson, printTable, printText, required, wholeNumber, withDeps, withStore } from './shared.js';
+import { option, parseCommand, printJson, printTable, printText, required, wholeNumber, withDeps } from './shared.js';
 import { UsageError, type CommandGroup } from './types.js';
 
 const usage = `Usage:
