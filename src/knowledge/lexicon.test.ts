@@ -5,7 +5,7 @@ import { startKnowledgeWorker, type KnowledgeWorker } from './jobs.js';
 import { acronymsIn, EMPTY_LEXICON, groupMatches, MAX_RESPELLED_WORDS, queryGroups, respellText } from './search/lexicon.js';
 import { isQueryStopword } from './search/query.js';
 import { commonWords, MISSING_COMMON, rerank } from './search/rerank.js';
-import { splitWords, stem } from './search/terms.js';
+import { codeWords, splitWords, stem } from './search/terms.js';
 import { knowledgeTools, KNOWLEDGE_TOOL, LONG_MIN_MATCH, MIN_MATCH, NOTHING_FOUND, requiredMatch, type KnowledgeToolOutput } from './tool.js';
 
 describe('what search learns from the content', () => {
@@ -33,6 +33,11 @@ describe('what search learns from the content', () => {
     expect(requiredMatch(8)).toBeCloseTo((MIN_MATCH * 7) / 8);
     expect(requiredMatch(10)).toBeLessThan(requiredMatch(8));
     expect(requiredMatch(30)).toBe(LONG_MIN_MATCH);
+  });
+
+  it('reads the words of code spans', () => {
+    expect(codeWords('Use `git filter-repo --replace-text` on a `Cargo.toml`, not git gc')).toEqual(new Set(['git', 'filter', 'repo', 'replace', 'text', 'cargo', 'toml']));
+    expect(codeWords('no code here, and an unclosed ` tick')).toEqual(new Set());
   });
 
   it("weighs a missing word less when it is everyday English the content uses, and a name or a word it never uses fully", () => {
@@ -210,6 +215,15 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     const mars = await run('Do you deliver to Mars?');
     expect(mars).toMatchObject({ found: false, results: [], note: NOTHING_FOUND });
     expect(mars.terms.find((x) => x.forms[0] === 'mars')!.weight).toBeGreaterThan(mars.terms.find((x) => x.forms[0] === 'deliver')!.weight);
+  });
+
+  it('weighs a word typed as code fully, as the name it is, where the everyday word weighs a tenth', async () => {
+    // "orders" is everyday English the guide uses (Holidays): the delivery passage may lack it.
+    const plain = await toolFor()('Do you deliver orders to Belgium?');
+    expect(plain).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
+    // Typed as code it is an identifier the question is about, which the passage does not hold.
+    const code = await toolFor()('Do you deliver `orders` to Belgium?');
+    expect(code).toMatchObject({ found: false, results: [] });
   });
 
   it('asks less of a passage for a long message, whose story the passage need not repeat', async () => {

@@ -6,7 +6,7 @@ import type { FullTextIndex } from './full-text.js';
 import { askedGroups, buildLexicon, groupMatches, queryGroups, respellText, type Lexicon, type TermGroup } from './lexicon.js';
 import { postgresFullText } from './postgres.js';
 import { isQueryStopword } from './query.js';
-import { writtenAsNames } from './terms.js';
+import { codeWords, writtenAsNames } from './terms.js';
 import { diversify, groupWeight, rerank, type AssessedHit, type ChunkTerms } from './rerank.js';
 import { sqliteFullText } from './sqlite.js';
 
@@ -137,7 +137,9 @@ export function createKnowledgeSearch(store: Store, embedder: Embedder | null): 
     }
     // Fused candidates keep their fused score as the text signal: it carries the vectors' ranking.
     const text = embedder ? 'given' : 'bm25';
-    return { hits: diversify(rerank(candidates, groups, lexicon, analysed, text, asked, writtenAsNames(question))).slice(0, limit), groups, lexicon };
+    // Words written as names or typed as code name what the question is about, not everyday words.
+    const names = new Set([...writtenAsNames(question), ...codeWords(question)]);
+    return { hits: diversify(rerank(candidates, groups, lexicon, analysed, text, asked, names)).slice(0, limit), groups, lexicon };
   };
 
   return {

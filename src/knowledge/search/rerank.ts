@@ -28,8 +28,8 @@ export const MISSING_COMMON = 0.1;
 
 /**
  * Whether a group is everyday words the project uses: each word of the question's own phrase is
- * English (WordNet knows it) and is not written as a name or with digits (`names`, see
- * writtenAsNames), and the content uses one of the group's phrases.
+ * English (WordNet knows it) and is not written as a name, typed as code or with digits (`names`,
+ * see writtenAsNames and codeWords), and the content uses one of the group's phrases.
  */
 export function commonWords(group: TermGroup, lexicon: Lexicon, names: Set<string> = new Set()): boolean {
   const own = group[0]!;

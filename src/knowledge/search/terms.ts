@@ -65,6 +65,16 @@ export function writtenAsNames(text: string): Set<string> {
   return names;
 }
 
+/**
+ * The words of a text's code spans ("use `git stash export` to…"), lower-cased as splitWords reads
+ * them: a command, an option or an identifier typed as it is, which a paraphrase does not change.
+ */
+export function codeWords(text: string): Set<string> {
+  const words = new Set<string>();
+  for (const m of text.matchAll(/`([^`\n]+)`/g)) for (const w of splitWords(m[1]!)) words.add(w);
+  return words;
+}
+
 /** camelCase identifiers of a text, lower-cased, each with its parts: `bodyLimit` → ["bodylimit", ["body", "limit"]]. */
 export function camelIdentifiers(text: string): Array<[string, string[]]> {
   const found: Array<[string, string[]]> = [];
