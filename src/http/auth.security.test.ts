@@ -110,8 +110,13 @@ describe.each(dialects)('auth on $name', (dialect) => {
         expect(String(res.headers['access-control-allow-methods'])).toContain('POST');
         const allowed = String(res.headers['access-control-allow-headers']).toLowerCase();
         for (const h of ['content-type', 'x-api-key', 'authorization', 'x-user-hmac', 'x-user-token']) expect(allowed).toContain(h);
+        // Sent without the key, a preflight is counted in no bucket and reports none.
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined();
       }
+      const first = await config(auth(p.publicKey, { origin: 'https://shop.example' }));
       const actual = await config(auth(p.publicKey, { origin: 'https://shop.example' }));
+      // The two preflights before cost the project's count nothing: only the first read did.
+      expect(Number(actual.headers['x-ratelimit-remaining'])).toBe(Number(first.headers['x-ratelimit-limit']) - 2);
       const exposed = String(actual.headers['access-control-expose-headers']).toLowerCase().split(/,\s*/);
       expect(exposed).toEqual(
         expect.arrayContaining(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'x-request-id', 'x-vercel-ai-ui-message-stream', 'etag']),
