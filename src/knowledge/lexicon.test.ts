@@ -59,6 +59,18 @@ describe('what search learns from the content', () => {
     expect(lamp!.coverage).toBeCloseTo(w('voucher') / (w('voucher') + Math.log(1 + 20.5 / 0.5)), 3);
   });
 
+  it('weighs a misspelt or short word as the word it is searched as', () => {
+    const df = new Map([['password', 3], ['peopl', 2], ['sqlit', 4]]);
+    const lexicon = { ...EMPTY_LEXICON, size: 20, chunks: 20, df, avgLength: 10 };
+    // Neither the content nor English knows "pasword" or "ppl": they stand for everyday words it uses.
+    expect(commonWords([['pasword'], ['password']], lexicon)).toBe(true);
+    expect(commonWords([['ppl'], ['people']], lexicon)).toBe(true);
+    // A name misspelt is still a name: written as one, or read as a word English does not know.
+    expect(commonWords([['sqliite'], ['sqlite']], lexicon, new Set(['sqliite']))).toBe(false);
+    expect(commonWords([['sqliite'], ['sqlite']], lexicon)).toBe(false);
+    expect(commonWords([['devops']], lexicon)).toBe(false);
+  });
+
   it('turns a question into groups of alternatives', () => {
     const lexicon = { ...EMPTY_LEXICON, joined: new Map([['body limit', 'bodylimit']]), aliases: new Map([['wal', ['write ahead logging']]]) };
     expect(queryGroups('How do I raise the body limit with WAL?', lexicon, isQueryStopword)).toEqual([
@@ -215,6 +227,12 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     const mars = await run('Do you deliver to Mars?');
     expect(mars).toMatchObject({ found: false, results: [], note: NOTHING_FOUND });
     expect(mars.terms.find((x) => x.forms[0] === 'mars')!.weight).toBeGreaterThan(mars.terms.find((x) => x.forms[0] === 'deliver')!.weight);
+  });
+
+  it('weighs a misspelt everyday word a tenth, as the word it is taken for', async () => {
+    // "ordres" is "orders", everyday English the guide uses (Holidays): the delivery passage may lack it.
+    const misspelt = await toolFor()('Do you deliver ordres to Belgium?');
+    expect(misspelt).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
   });
 
   it('weighs a word typed as code fully, as the name it is, where the everyday word weighs a tenth', async () => {

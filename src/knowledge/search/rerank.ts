@@ -33,8 +33,15 @@ export const MISSING_COMMON = 0.1;
  */
 export function commonWords(group: TermGroup, lexicon: Lexicon, names: Set<string> = new Set()): boolean {
   const own = group[0]!;
-  if (!own.every((w) => /^[a-z]+$/.test(w) && !names.has(w) && isEnglishWord(w))) return false;
-  return group.some((words) => words.every((w) => lexicon.df.has(stem(w))));
+  const everyday = (words: string[]) => words.every((w) => /^[a-z]+$/.test(w) && !names.has(w) && isEnglishWord(w));
+  const used = (words: string[]) => words.every((w) => lexicon.df.has(stem(w)));
+  // A word typed short or misspelt ("ppl", "pasword"), which neither the content nor English
+  // knows, is the word it is searched as: everyday when that word is.
+  if (own.length === 1 && !names.has(own[0]!) && unknownWord(own[0]!, lexicon) && group.length > 1) {
+    return group.slice(1).some((words) => everyday(words) && used(words));
+  }
+  if (!everyday(own)) return false;
+  return group.some(used);
 }
 
 /**
