@@ -235,6 +235,13 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     expect(misspelt).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
   });
 
+  it('leaves out a negation typed without its apostrophe', async () => {
+    // "cant" is an English word no help content uses, but typed in a chat it is "can't".
+    const cant = await toolFor()('why cant you deliver to Belgium');
+    expect(cant).toMatchObject({ found: true, results: [{ headingPath: ['Server guide', 'Delivery'] }] });
+    expect(cant.terms.map((x) => x.forms[0])).not.toContain('cant');
+  });
+
   it('weighs a word typed as code fully, as the name it is, where the everyday word weighs a tenth', async () => {
     // "orders" is everyday English the guide uses (Holidays): the delivery passage may lack it.
     const plain = await toolFor()('Do you deliver orders to Belgium?');

@@ -81,6 +81,7 @@ encrypt, encryption
 duplicate, repeated
 timezone, time zone
 message, msg
+people, ppl
 database, db
 databases, dbs
 directory, dir, folder

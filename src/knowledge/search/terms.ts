@@ -14,6 +14,9 @@ const STOPWORDS = new Set(
     'anyone someone something anything thing things really actually long until ' +
     // Chat shorthand for the words above and for courtesies ("pls", "thx", "ur", "smth").
     'pls plz thx thanx thnx ty tia btw fyi imo idk tho smth sth ur cuz ' +
+    // Negations and contractions typed without their apostrophe ("why doesnt it", "i cant"): "cant"
+    // and "wont" are English words too, which help content never uses, so they weighed the most.
+    'dont doesnt didnt cant wont isnt arent wasnt werent shouldnt wouldnt couldnt havent hasnt hadnt im ive youre theyre thats whats ' +
     // Verbs and adverbs that frame a question ("how long does it take", "what usually happens")
     // and name nothing the answer must hold.
     'take takes took taking happen happens happened usually normally typically ever still already'
