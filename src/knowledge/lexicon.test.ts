@@ -38,6 +38,8 @@ describe('what search learns from the content', () => {
   it('reads the words of code spans', () => {
     expect(codeWords('Use `git filter-repo --replace-text` on a `Cargo.toml`, not git gc')).toEqual(new Set(['git', 'filter', 'repo', 'replace', 'text', 'cargo', 'toml']));
     expect(codeWords('no code here, and an unclosed ` tick')).toEqual(new Set());
+    // An option is code without backticks too, as a chat types it; a dash in a word is not.
+    expect(codeWords('git filter-repo --replace-text, a well-known tool -- or not')).toEqual(new Set(['replace', 'text']));
   });
 
   it("weighs a missing word less when it is everyday English the content uses, and a name or a word it never uses fully", () => {
@@ -249,6 +251,9 @@ describe.each(dialects)('search with the project lexicon ($name)', (dialect) => 
     // Typed as code it is an identifier the question is about, which the passage does not hold.
     const code = await toolFor()('Do you deliver `orders` to Belgium?');
     expect(code).toMatchObject({ found: false, results: [] });
+    // An option typed without backticks, as a chat does, is code too.
+    const option = await toolFor()('Do you deliver --orders to Belgium?');
+    expect(option).toMatchObject({ found: false, results: [] });
   });
 
   it('asks less of a passage for a long message, whose story the passage need not repeat', async () => {

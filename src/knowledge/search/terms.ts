@@ -70,11 +70,16 @@ export function writtenAsNames(text: string): Set<string> {
 
 /**
  * The words of a text's code spans ("use `git stash export` to…"), lower-cased as splitWords reads
- * them: a command, an option or an identifier typed as it is, which a paraphrase does not change.
+ * them: a command, an option or an identifier typed as it is, which a paraphrase does not change;
+ * and of the options it writes without backticks ("--replace-text"). A dotted or underscored name
+ * outside backticks is not taken: "console.log" and "json.dumps" are asked about in words a passage
+ * may say otherwise (measured in docs/knowledge.md, "Questions as typed in a chat").
  */
 export function codeWords(text: string): Set<string> {
   const words = new Set<string>();
   for (const m of text.matchAll(/`([^`\n]+)`/g)) for (const w of splitWords(m[1]!)) words.add(w);
+  // A command's option typed without backticks, as in a chat (--replace-text).
+  for (const m of text.matchAll(/(?<![\p{L}\p{N}-])--\p{L}[\p{L}\p{N}-]*/gu)) for (const w of splitWords(m[0])) words.add(w);
   return words;
 }
 
