@@ -29,7 +29,9 @@ export const MISSING_COMMON = 0.1;
 /**
  * Whether a group is everyday words the project uses: each word of the question's own phrase is
  * English (WordNet knows it) and is not written as a name, typed as code or with digits (`names`,
- * see writtenAsNames and codeWords), and the content uses one of the group's phrases.
+ * see writtenAsNames and codeWords), and the content uses one of the group's phrases. A word
+ * neither the content nor English knows, searched as another ("pasword" as "password", "ppl" as
+ * "people"), is judged by that word; one searched as nothing else is a name.
  */
 export function commonWords(group: TermGroup, lexicon: Lexicon, names: Set<string> = new Set()): boolean {
   const own = group[0]!;
