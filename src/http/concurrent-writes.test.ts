@@ -24,6 +24,7 @@ interface Answer {
   operationId: string;
   statusCode: number;
   body: string;
+  headers: Record<string, unknown>;
   json(): any;
 }
 
@@ -47,13 +48,15 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
 
   const db = () => t.deps.store.db;
 
-  /** One call of a documented operation, by its operationId, with its path parameters filled in. */
+  /** One call of a documented operation, by its operationId, with its path parameters filled in (a GET's payload is its query). */
   async function send(operationId: string, params: Record<string, string> = {}, payload?: unknown, headers: Record<string, string> = adminAuth()): Promise<Answer> {
     const op = operations.get(operationId);
     if (!op) throw new Error(`no operation ${operationId}`);
     const url = op.path.replace(/\{(\w+)\}/g, (_, name: string) => params[name] ?? `missing-${name}`);
-    const res = await t.app.inject({ method: op.method as 'POST', url, headers, ...(payload !== undefined ? { payload: payload as object } : {}) });
-    return { operationId, statusCode: res.statusCode, body: res.body, json: () => res.json() };
+    const query = op.method === 'GET' ? payload : undefined;
+    const body = op.method === 'GET' ? undefined : payload;
+    const res = await t.app.inject({ method: op.method as 'POST', url, headers, ...(query !== undefined ? { query: query as Record<string, string> } : {}), ...(body !== undefined ? { payload: body as object } : {}) });
+    return { operationId, statusCode: res.statusCode, body: res.body, headers: res.headers, json: () => res.json() };
   }
 
   /** The calls, all at once; each answer below 500 and among its operation's documented statuses. */
@@ -385,6 +388,146 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
       for (const table of owned) {
         expect(await db().selectFrom(table).select('project_id').where('project_id', '=', projectId).execute(), table).toEqual([]);
       }
+    }
+  });
+
+  /** A 404 whose error names what was deleted: the answer the same request gets a moment later. */
+  const gone = (answers: Answer[], error: string, operationId?: string) => {
+    for (const a of answers.filter((x) => x.statusCode === 404 && (!operationId || x.operationId === operationId))) expect(a.json(), `${a.operationId}: ${a.body}`).toEqual({ error });
+  };
+
+  it('changes a skill and an action while they are deleted: each change lands before the delete or answers 404', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      const skillId = (await send('createSkill', { projectId }, { name: 'Refund', description: 'Get your money back' })).json().skill.id as string;
+      const action = { name: `lookup_${round}`, description: 'Look up an order', method: 'GET', url: 'https://127.0.0.1/orders', parameters: { type: 'object', properties: {} } };
+      const actionId = (await send('createAction', { projectId }, action)).json().action.id as string;
+      const mixed = await race([
+        send('deleteSkill', { projectId, skillId }),
+        ...times(3, (i) => send('updateSkill', { projectId, skillId }, { name: `Refund ${i}`, enabled: i % 2 === 0 })),
+        send('deleteAction', { projectId, actionId }),
+        ...times(2, (i) => send('updateAction', { projectId, actionId }, { description: `Look up an order, take ${i}`, enabled: i % 2 === 0 })),
+        ...times(2, () => send('testAction', { projectId, actionId }, { arguments: {} })),
+      ]);
+      expect([codes(mixed, 'deleteSkill'), codes(mixed, 'deleteAction')]).toEqual([[204], [204]]);
+      for (const [op, ok2] of [['updateSkill', 200], ['updateAction', 200], ['testAction', 200]] as const) {
+        for (const a of mixed.filter((x) => x.operationId === op)) expect([ok2, 404], `${op}: ${a.body}`).toContain(a.statusCode);
+      }
+      gone(mixed, 'Skill not found', 'updateSkill');
+      gone(mixed, 'Action not found', 'updateAction');
+      gone(mixed, 'Action not found', 'testAction');
+      expect(await db().selectFrom('skills').select('id').where('id', '=', skillId).execute()).toEqual([]);
+      expect(await db().selectFrom('actions').select('id').where('id', '=', actionId).execute()).toEqual([]);
+      expect(await db().selectFrom('action_calls').select('id').where('action_id', '=', actionId).execute()).toEqual([]);
+    }
+  });
+
+  it('closes a conversation while it is taken, answered and rated: each write lands before the close or answers as it would after', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    const key = auth(p.publicKey);
+    for (let round = 0; round < ROUNDS; round++) {
+      const conversationId = (await send('createConversation', {}, {}, key)).json().conversationId as string;
+      expect((await send('sendMessage', {}, { conversationId, messages: [{ role: 'user', content: 'Where is my order?' }] }, key)).statusCode).toBe(200);
+      const messageId = (await db().selectFrom('messages').select('id').where('conversation_id', '=', conversationId).where('role', '=', 'assistant').executeTakeFirstOrThrow()).id;
+      const params = { projectId, conversationId };
+      const mixed = await race([
+        send('closeConversation', params),
+        send('assignConversation', params, { assignee: { name: 'Dana' } }),
+        ...times(2, (i) => send('postHumanMessage', params, { content: `Reply ${i}`, author: { name: 'Sam' } })),
+        send('handBackConversation', params),
+        ...times(2, (i) => send('submitFeedback', {}, { conversationId, messageId, rating: i ? 'NEGATIVE' : 'POSITIVE' }, key)),
+        send('sendMessage', {}, { conversationId, messages: [{ role: 'user', content: 'Any news?' }] }, key),
+      ]);
+      expect(codes(mixed, 'closeConversation')).toEqual([200]);
+      expect(codes(mixed, 'submitFeedback')).toEqual([201, 201]);
+      // After the close each of them answers the same again: what it answers now must be one of those.
+      const after = await Promise.all(
+        mixed
+          .filter((a) => a.statusCode >= 400)
+          .map(async (a) => {
+            const again = a.operationId === 'sendMessage' ? await send('sendMessage', {}, { conversationId, messages: [{ role: 'user', content: 'Any news?' }] }, key) : await send(a.operationId, params, a.operationId === 'postHumanMessage' ? { content: 'Again', author: { name: 'Sam' } } : a.operationId === 'assignConversation' ? { assignee: { name: 'Dana' } } : undefined);
+            return [`${a.operationId} ${a.statusCode} ${a.body}`, `${again.operationId} ${again.statusCode} ${again.body}`];
+          }),
+      );
+      for (const [during, later] of after) expect(during).toBe(later);
+      const row = await db().selectFrom('conversations').select(['status', 'message_count']).where('id', '=', conversationId).executeTakeFirstOrThrow();
+      expect(row.status).toBe('CLOSED');
+      const messages = await db().selectFrom('messages').select('seq').where('conversation_id', '=', conversationId).orderBy('seq').execute();
+      expect(messages.map((m) => m.seq)).toEqual(times(messages.length, (i) => i + 1));
+      expect(Number(row.message_count)).toBe(messages.length);
+      expect(await db().selectFrom('feedback').select('id').where('message_id', '=', messageId).execute()).toHaveLength(1);
+    }
+  });
+
+  it('deletes an eval while it runs: each run is stored with it (and goes with it) or answers 404', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    const cases = [{ question: 'Do you offer gift wrapping?', answerable: false }];
+    for (let round = 0; round < ROUNDS; round++) {
+      const evalId = (await send('createEval', { projectId }, { name: `Race ${round}`, cases })).json().eval.id as string;
+      const mixed = await race([send('deleteEval', { projectId, evalId }), ...times(3, () => send('runEval', { projectId, evalId })), send('runEvalCases', { projectId }, { cases })]);
+      expect(codes(mixed, 'deleteEval')).toEqual([204]);
+      expect(codes(mixed, 'runEvalCases')).toEqual([200]);
+      for (const a of mixed.filter((x) => x.operationId === 'runEval')) expect([201, 404], a.body).toContain(a.statusCode);
+      gone(mixed, 'Eval not found', 'runEval');
+      expect(await db().selectFrom('eval_runs').select('id').where('eval_id', '=', evalId).execute()).toEqual([]);
+    }
+  });
+
+  it('revokes an invite while it is accepted, and accepts one while its project is deleted', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const p = await createProject(t, { model: 'builtin' });
+      const email = `race-${round}-${base62(8).toLowerCase()}@example.com`;
+      const created = (await send('createInvite', {}, { email, role: 'member', projects: [{ projectId: p.project.id, role: 'agent' }] })).json();
+      const token = new URL(created.url, 'http://x').searchParams.get('token')!;
+      const accept = () => send('acceptInvite', {}, { token, name: 'New Agent', password: 'correct horse battery' }, SAME_ORIGIN);
+      const mixed = await race([...times(2, () => send('revokeInvite', { inviteId: created.invite.id })), accept()]);
+      const accepted = ok(mixed, 'acceptInvite').length;
+      // Accepted first: the invite is used up (revoking it is 404); revoked first: the link is.
+      expect(codes(mixed, 'revokeInvite')).toEqual(accepted ? [404, 404] : [204, 404]);
+      expect(await db().selectFrom('users').select('id').where('email', '=', email).execute()).toHaveLength(accepted);
+      expect(await db().selectFrom('invites').select('id').where('email', '=', email).execute()).toEqual([]);
+
+      const second = `second-${round}-${base62(8).toLowerCase()}@example.com`;
+      const invite = (await send('createInvite', {}, { email: second, role: 'member', projects: [{ projectId: p.project.id, role: 'agent' }] })).json();
+      const link = new URL(invite.url, 'http://x').searchParams.get('token')!;
+      const both = await race([send('deleteProject', { projectId: p.project.id }), send('acceptInvite', {}, { token: link, name: 'Second', password: 'correct horse battery' }, SAME_ORIGIN)]);
+      expect(codes(both)).toEqual([201, 204]);
+      const users = await db().selectFrom('users').select('id').where('email', '=', second).execute();
+      expect(users).toHaveLength(1);
+      expect(await db().selectFrom('memberships').select('project_id').where('user_id', '=', users[0]!.id).execute()).toEqual([]);
+    }
+  });
+
+  it('deletes the answers source while gaps are resolved into it and it is searched: each answer is in the source it was told', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      const first = await send('resolveGap', { projectId, gapId: await openGap(projectId, `Do you ship to island ${round}?`) }, { answer: 'Yes.' });
+      expect(first.statusCode).toBe(200);
+      const sourceId = first.json().source.id as string;
+      const gapIds = await Promise.all(times(3, (i) => openGap(projectId, `Do you wrap parcel ${round} ${i}?`)));
+      const mixed = await race([
+        send('deleteKnowledgeSource', { projectId, sourceId }),
+        ...gapIds.map((gapId, i) => send('resolveGap', { projectId, gapId }, { answer: `Yes, parcel ${i}.` })),
+        ...times(2, () => send('searchKnowledge', { projectId }, { q: 'parcel' })),
+      ]);
+      expect(codes(mixed, 'deleteKnowledgeSource')).toEqual([204]);
+      expect(codes(mixed, 'resolveGap')).toEqual([200, 200, 200]);
+      expect(codes(mixed, 'searchKnowledge')).toEqual([200, 200]);
+      for (const a of ok(mixed, 'resolveGap')) {
+        const { gap, source } = a.json();
+        const row = await db().selectFrom('knowledge_gaps').select(['status', 'faq_source_id']).where('id', '=', gap.id).executeTakeFirstOrThrow();
+        expect(row).toEqual({ status: 'resolved', faq_source_id: source.id });
+        // Stored in the source deleted after it, or in the one made after the delete.
+        const stored = await db().selectFrom('knowledge_sources').select('payload').where('id', '=', source.id).executeTakeFirst();
+        if (stored) expect(JSON.parse(stored.payload!).map((i: { answer: string }) => i.answer)).toContain(gap.answer);
+        else expect(source.id).toBe(sourceId);
+      }
+      expect(await db().selectFrom('knowledge_sources').select('id').where('id', '=', sourceId).execute()).toEqual([]);
+      expect(await db().selectFrom('knowledge_jobs').select('id').where('source_id', '=', sourceId).execute()).toEqual([]);
     }
   });
 });
