@@ -423,6 +423,33 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
     }
   });
 
+  it('changes, tests and retries a webhook while it is deleted: each lands before the delete or answers 404', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    for (let round = 0; round < ROUNDS; round++) {
+      // Nothing listens on the port: each attempt fails at once, and the delivery waits for a retry.
+      const webhookId = (await send('createWebhook', { projectId }, { url: `https://127.0.0.1:9/hook/${round}` })).json().webhook.id as string;
+      const params = { projectId, webhookId };
+      const tested = await send('testWebhook', params);
+      expect(tested.statusCode).toBe(200);
+      const deliveryId = tested.json().delivery.id as string;
+      const mixed = await race([
+        send('deleteWebhook', params),
+        ...times(2, (i) => send('updateWebhook', params, { description: `Take ${i}` })),
+        ...times(2, () => send('rotateWebhookSecret', params)),
+        ...times(2, () => send('testWebhook', params)),
+        ...times(2, () => send('retryWebhookDelivery', { ...params, deliveryId })),
+      ]);
+      expect(codes(mixed, 'deleteWebhook')).toEqual([204]);
+      const done = { updateWebhook: 200, rotateWebhookSecret: 200, testWebhook: 200, retryWebhookDelivery: 202 } as Record<string, number>;
+      for (const a of mixed.filter((x) => x.operationId !== 'deleteWebhook')) expect([done[a.operationId], 404], `${a.operationId}: ${a.body}`).toContain(a.statusCode);
+      for (const op of ['updateWebhook', 'rotateWebhookSecret', 'testWebhook']) gone(mixed, 'Webhook not found', op);
+      for (const a of mixed.filter((x) => x.operationId === 'retryWebhookDelivery' && x.statusCode === 404)) expect(['Webhook not found', 'Delivery not found']).toContain(a.json().error);
+      expect(await db().selectFrom('webhook_endpoints').select('id').where('id', '=', webhookId).execute()).toEqual([]);
+      expect(await db().selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', webhookId).execute()).toEqual([]);
+    }
+  });
+
   it('closes a conversation while it is taken, answered and rated: each write lands before the close or answers as it would after', async () => {
     const p = await createProject(t, { model: 'builtin' });
     const projectId = p.project.id;

@@ -45,7 +45,11 @@ export async function retryDelivery(db: Db, endpointId: string, deliveryId: stri
     .where('id', '=', deliveryId)
     .where('status', '!=', 'sending')
     .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw Conflict('Delivery is being sent');
+  if (Number(res.numUpdatedRows) === 0) {
+    // Gone since it was read (its endpoint deleted): 404, as a moment later; else it is in flight.
+    await getDelivery(db, endpointId, deliveryId);
+    throw Conflict('Delivery is being sent');
+  }
   return getDelivery(db, endpointId, deliveryId);
 }
 

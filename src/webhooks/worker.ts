@@ -1,12 +1,13 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
-import { Conflict } from '../lib/errors.js';
+import { Conflict, HttpError, NotFound } from '../lib/errors.js';
 import { base62, now } from '../lib/ids.js';
 import { SafeFetchError, safeFetch, type AddressPolicy } from '../net/safe-fetch.js';
 import type { Metrics } from '../lib/metrics.js';
 import type { SecretSealer } from '../lib/secret-box.js';
 import { isUnavailable } from '../store/faults.js';
+import { isForeignKeyViolation } from '../store/index.js';
 import type { Database } from '../store/schema.js';
 import {
   claimDelivery,
@@ -231,20 +232,25 @@ export async function attemptDelivery(
 export async function sendTestEvent(deps: WebhookDeps, projectId: string, endpointId: string, options: DeliveryOptions = {}): Promise<DeliveryWithType> {
   const endpoint = await getEndpoint(deps.db, projectId, endpointId);
   if (!endpoint.enabled) throw Conflict('Webhook is disabled');
-  const { deliveryIds } = await insertEvent(
-    deps.db,
-    projectId,
-    TEST_EVENT_TYPE,
-    { webhookId: endpoint.id, message: 'A test event sent from AnswerDesk.' },
-    [endpoint.id],
-  );
+  // The endpoint deleted since it was read: its delivery's foreign key fails (and the event goes
+  // with the transaction), or the delete's cascade takes the delivery before it is read back. Either
+  // way the answer is the one the same request gets a moment later.
+  const gone = (err: unknown) => (isForeignKeyViolation(err) || (err instanceof HttpError && err.statusCode === 404) ? NotFound('Webhook not found') : err);
+  const { deliveryIds } = await deps.db
+    .transaction()
+    .execute((trx) => insertEvent(trx, projectId, TEST_EVENT_TYPE, { webhookId: endpoint.id, message: 'A test event sent from AnswerDesk.' }, [endpoint.id]))
+    .catch((err: unknown) => {
+      throw gone(err);
+    });
   const deliveryId = deliveryIds[0]!;
   const opts = resolve(options);
   const owner = `send_${base62(12)}`;
   // A worker may have claimed it first; then it is in flight there.
   const claimed = await claimDelivery(deps.db, deliveryId, owner, opts.timeoutMs + 30_000);
   if (claimed) await attemptDelivery(deps, claimed, owner, opts);
-  return getDelivery(deps.db, endpoint.id, deliveryId);
+  return getDelivery(deps.db, endpoint.id, deliveryId).catch((err: unknown) => {
+    throw gone(err);
+  });
 }
 
 /** Deletes events older than `retentionMs` that have nothing left to send (their deliveries go with them). */
