@@ -450,6 +450,32 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
     }
   });
 
+  it("deletes a project's webhooks while its conversations raise events: the writes land, no delivery is left to a deleted webhook", async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    const projectId = p.project.id;
+    const key = auth(p.publicKey);
+    for (let round = 0; round < ROUNDS; round++) {
+      const hooks = await Promise.all(times(3, (i) => send('createWebhook', { projectId }, { url: `https://127.0.0.1:9/events/${round}/${i}` })));
+      const webhookIds = hooks.map((a) => a.json().webhook.id as string);
+      const conversationId = (await send('createConversation', {}, {}, key)).json().conversationId as string;
+      const params = { projectId, conversationId };
+      const writes = await race([
+        ...webhookIds.map((webhookId) => send('deleteWebhook', { projectId, webhookId })),
+        ...times(2, () => send('createConversation', {}, {}, key)),
+        send('requestHandoff', { conversationId }, { reason: 'Late' }, key),
+        send('assignConversation', params, { assignee: { name: 'Dana' } }),
+        ...times(2, (i) => send('postHumanMessage', params, { content: `Reply ${i}`, author: { name: 'Sam' } })),
+        send('submitFeedback', {}, { conversationId, rating: 'POSITIVE' }, key),
+        send('closeConversation', params),
+      ]);
+      expect(codes(writes, 'deleteWebhook')).toEqual([204, 204, 204]);
+      expect(codes(writes, 'createConversation')).toEqual([201, 201]);
+      expect(codes(writes, 'closeConversation')).toEqual([200]);
+      expect(codes(writes, 'submitFeedback')).toEqual([201]);
+      expect(await db().selectFrom('webhook_deliveries').select('id').where('endpoint_id', 'in', webhookIds).execute()).toEqual([]);
+    }
+  });
+
   it('closes a conversation while it is taken, answered and rated: each write lands before the close or answers as it would after', async () => {
     const p = await createProject(t, { model: 'builtin' });
     const projectId = p.project.id;

@@ -1,4 +1,4 @@
-import { SqliteAdapter, sql, type Transaction } from 'kysely';
+import { SqliteAdapter, sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 
 /** Tables whose rows a transaction locks before it checks and writes what hangs off them. */
@@ -40,4 +40,15 @@ export function lockingRows<Q extends { forNoKeyUpdate(): Q }>(trx: Transaction<
   return locksRows(trx) ? query.forNoKeyUpdate() : query;
 }
 
-const locksRows = (trx: Transaction<Database>) => !(trx.getExecutor().adapter instanceof SqliteAdapter);
+/**
+ * The clause that keeps the rows a read returns from being deleted until the transaction ends, for
+ * a transaction that goes on to insert rows referencing them: ` for key share` on PostgreSQL (a
+ * delete waits for the transaction; a row deleted first is not read, rather than the insert's
+ * foreign key failing later, and ordinary updates of the rows go on meanwhile); nothing on SQLite,
+ * as for lockRow. For reads written as SQL text.
+ */
+export function keepingRows(trx: Kysely<Database>): RawBuilder<unknown> {
+  return locksRows(trx) ? sql` for key share` : sql``;
+}
+
+const locksRows = (trx: Kysely<Database>) => !(trx.getExecutor().adapter instanceof SqliteAdapter);

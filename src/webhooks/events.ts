@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import { newId, now } from '../lib/ids.js';
+import { keepingRows } from '../store/lock.js';
 import type { Database } from '../store/schema.js';
 
 /** Every event type an endpoint may subscribe to. */
@@ -40,12 +41,15 @@ export async function enqueueEvent(db: Db, projectId: string, type: WebhookEvent
   return (await insertEvent(db, projectId, type, data, targets)).eventId;
 }
 
-/** The ids of the project's enabled endpoints that take `type`. */
+/**
+ * The ids of the project's enabled endpoints that take `type`, kept from being deleted until the
+ * caller's transaction ends: an endpoint deleted meanwhile would fail the deliveries' foreign key.
+ */
 async function eventTargets(db: Db, projectId: string, type: WebhookEventType): Promise<string[]> {
   // SQL text: it runs in the transaction of every message stored, and building and compiling the
   // query cost more than running it.
   const { rows: endpoints } = await sql<{ id: string; events: string | null }>`
-    select id, events from webhook_endpoints where project_id = ${projectId} and enabled = 1`.execute(db);
+    select id, events from webhook_endpoints where project_id = ${projectId} and enabled = 1${keepingRows(db)}`.execute(db);
   return endpoints.filter((e) => takesEvent(e.events, type)).map((e) => e.id);
 }
 
