@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { now } from '../lib/ids.js';
-import type { Database } from '../store/index.js';
+import { isForeignKeyViolation, type Database } from '../store/index.js';
 import { hashToken, newToken } from './tokens.js';
 import type { Membership, User } from './types.js';
 import { listMemberships } from './users.js';
@@ -26,11 +26,12 @@ export interface ActiveSession {
   expiresAt: string;
 }
 
-export async function createSession(db: Kysely<Database>, userId: string): Promise<NewSession> {
+/** Starts a session of the user; null when the user was removed since they were read (nothing is stored). */
+export async function createSession(db: Kysely<Database>, userId: string): Promise<NewSession | null> {
   const token = newToken();
   const at = Date.now();
   const expiresAt = new Date(at + SESSION_IDLE_MS).toISOString();
-  await db
+  const inserted = await db
     .insertInto('sessions')
     .values({
       id_hash: hashToken(token),
@@ -40,8 +41,15 @@ export async function createSession(db: Kysely<Database>, userId: string): Promi
       expires_at: expiresAt,
       absolute_expires_at: new Date(at + SESSION_MAX_MS).toISOString(),
     })
-    .execute();
-  return { token, expiresAt };
+    .execute()
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (isForeignKeyViolation(err)) return false;
+        throw err;
+      },
+    );
+  return inserted ? { token, expiresAt } : null;
 }
 
 /**

@@ -529,6 +529,39 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
     }
   });
 
+  /** An owner (another one stays) signed in twice, about to be removed. */
+  async function leavingOwner(round: number) {
+    if (!(await db().selectFrom('users').select('id').where('role', '=', 'owner').executeTakeFirst())) {
+      const keeper = await newUser('keeper');
+      await db().updateTable('users').set({ role: 'owner' }).where('id', '=', keeper.id).execute();
+    }
+    const user = await newUser(`leaving${round}`);
+    await db().updateTable('users').set({ role: 'owner' }).where('id', '=', user.id).execute();
+    const signIn = () => send('login', {}, { email: user.email, password: 'correct horse battery' }, SAME_ORIGIN);
+    const session = async () => {
+      const res = await signIn();
+      expect(res.statusCode).toBe(200);
+      return { ...SAME_ORIGIN, cookie: `answerdesk_session=${/answerdesk_session=([^;]*)/.exec(String(res.headers['set-cookie']))![1]}` };
+    };
+    return { user, signIn, sessions: [await session(), await session()] };
+  }
+  /** Nothing of a removed user is left: no row, session or role. */
+  async function leftNothing(userId: string) {
+    expect(await db().selectFrom('users').select('id').where('id', '=', userId).execute()).toEqual([]);
+    for (const table of ['sessions', 'memberships'] as const) expect(await db().selectFrom(table).select('user_id').where('user_id', '=', userId).execute(), table).toEqual([]);
+  }
+
+  it('removes a user while they sign in and out: a sign-in lands before (its session goes with them) or answers 401', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { user, signIn, sessions } = await leavingOwner(round);
+      const mixed = await race([send('removeUser', { userId: user.id }), ...times(3, () => signIn()), send('logout', {}, undefined, sessions[0])]);
+      expect(codes(mixed, 'removeUser')).toEqual([204]);
+      expect(codes(mixed, 'logout')).toEqual([204]);
+      for (const a of mixed.filter((x) => x.operationId === 'login' && x.statusCode !== 200)) expect([a.statusCode, a.json()]).toEqual([401, { error: 'Invalid email or password' }]);
+      await leftNothing(user.id);
+    }
+  });
+
   it('revokes an invite while it is accepted, and accepts one while its project is deleted', async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const p = await createProject(t, { model: 'builtin' });

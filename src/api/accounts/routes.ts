@@ -7,7 +7,7 @@ import { completeSetup, setupRequired } from '../../accounts/setup.js';
 import { setPassword } from '../../accounts/users.js';
 import { API_PREFIX } from '../../http/auth.js';
 import { clearSessionCookie, fromOwnOrigin, sessionToken, setSessionCookie } from '../../http/session-cookie.js';
-import { Forbidden, Unauthorized } from '../../lib/errors.js';
+import { Conflict, Forbidden, NotFound, Unauthorized, type HttpError } from '../../lib/errors.js';
 import {
   acceptInviteBody,
   accountError,
@@ -55,8 +55,10 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
     if (request.headers['sec-fetch-site'] === undefined && request.headers.origin === undefined) return;
     sameOrigin(request);
   };
-  const signIn = async (request: FastifyRequest, reply: FastifyReply, userId: string) => {
+  /** Starts the user's session; `gone`: the answer when the user was removed since they were read. */
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, userId: string, gone: () => HttpError) => {
     const session = await createSession(db, userId);
+    if (!session) throw gone();
     setSessionCookie(request, reply, session, SESSION_MAX_MS);
   };
 
@@ -89,7 +91,8 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
       notCrossSite(request);
       const user = await verifyLogin(request, request.body.email, request.body.password);
       await pruneSessions(db);
-      await signIn(request, reply, user.id);
+      // Removed since the password was checked: the next try finds no such user.
+      await signIn(request, reply, user.id, () => Unauthorized(INVALID_LOGIN));
       return sendJson(reply, 200, { user: toSessionUser(user) });
     },
   });
@@ -196,7 +199,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       notCrossSite(request);
       const user = await completeSetup(db, request.body);
-      await signIn(request, reply, user.id);
+      await signIn(request, reply, user.id, () => Conflict('Setup is already done'));
       return sendJson(reply, 201, { user: toSessionUser(user) });
     },
   });
@@ -239,7 +242,8 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       notCrossSite(request);
       const user = await acceptInvite(db, request.body.token, { name: request.body.name, password: request.body.password });
-      await signIn(request, reply, user.id);
+      // Removed as soon as made: the link is used up, as the next try finds.
+      await signIn(request, reply, user.id, () => NotFound('Invite not found or expired'));
       return sendJson(reply, 201, { user: toSessionUser(user) });
     },
   });
