@@ -101,10 +101,11 @@ export async function checkPassword(db: Db, email: string, password: string): Pr
   return ok && row ? toUser(row) : null;
 }
 
-/** Whether `password` is the user's current one. */
+/** Whether `password` is the user's current one; 404 when the user is gone. */
 export async function passwordMatches(db: Db, userId: string, password: string): Promise<boolean> {
   const row = await db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirst();
-  return verifyPassword(password, row?.password_hash ?? UNMATCHABLE_HASH).then((ok) => ok && row !== undefined);
+  if (!row) throw NotFound('User not found');
+  return verifyPassword(password, row.password_hash);
 }
 
 /** Replaces the password and ends every session of the user but `keepSessionHash` (the one changing it). */

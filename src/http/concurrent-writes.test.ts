@@ -562,6 +562,23 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
     }
   });
 
+  it('removes a user while they change their password and are renamed and given roles: each lands before or answers as it would after', async () => {
+    const p = await createProject(t, { model: 'builtin' });
+    for (let round = 0; round < ROUNDS; round++) {
+      const { user, sessions } = await leavingOwner(round);
+      const mixed = await race([
+        send('removeUser', { userId: user.id }),
+        send('changePassword', {}, { currentPassword: 'correct horse battery', newPassword: 'another horse battery' }, sessions[0]),
+        send('updateUser', { userId: user.id }, { name: 'Renamed' }),
+        send('setMembership', { userId: user.id, projectId: p.project.id }, { role: 'agent' }),
+      ]);
+      expect(codes(mixed, 'removeUser')).toEqual([204]);
+      for (const a of mixed.filter((x) => x.operationId === 'changePassword' && x.statusCode !== 204)) expect([a.statusCode, a.json()]).toEqual([401, { error: 'Unauthorized' }]);
+      for (const a of mixed.filter((x) => ['updateUser', 'setMembership'].includes(x.operationId) && x.statusCode >= 400)) expect([a.statusCode, a.json()]).toEqual([404, { error: 'User not found' }]);
+      await leftNothing(user.id);
+    }
+  });
+
   it('revokes an invite while it is accepted, and accepts one while its project is deleted', async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const p = await createProject(t, { model: 'builtin' });

@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { acceptInvite, findInvite } from '../../accounts/invites.js';
 import { createSession, endSession, findSession, pruneSessions, SESSION_MAX_MS, type ActiveSession } from '../../accounts/sessions.js';
 import { completeSetup, setupRequired } from '../../accounts/setup.js';
-import { setPassword } from '../../accounts/users.js';
 import { API_PREFIX } from '../../http/auth.js';
 import { clearSessionCookie, fromOwnOrigin, sessionToken, setSessionCookie } from '../../http/session-cookie.js';
 import { Conflict, Forbidden, NotFound, Unauthorized, type HttpError } from '../../lib/errors.js';
@@ -20,7 +19,7 @@ import {
   setupStatus,
   userWrapped,
 } from './schema.js';
-import { INVALID_LOGIN, toSessionUser, verifyCurrentPassword, verifyLogin } from './service.js';
+import { changePassword, INVALID_LOGIN, toSessionUser, verifyLogin } from './service.js';
 
 const AUTH = `${API_PREFIX}/auth`;
 
@@ -159,8 +158,7 @@ export const accountRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       const session = await currentSession(request);
       sameOrigin(request);
-      await verifyCurrentPassword(request, session.user, request.body.currentPassword);
-      await setPassword(db, session.user.id, request.body.newPassword, session.idHash);
+      await changePassword(request, session, request.body.currentPassword, request.body.newPassword);
       return reply.code(204).send(null);
     },
   });

@@ -1,10 +1,11 @@
 import type { FastifyRequest } from 'fastify';
-import { checkPassword, normalizeEmail, passwordMatches } from '../../accounts/users.js';
+import type { ActiveSession } from '../../accounts/sessions.js';
+import { checkPassword, normalizeEmail, passwordMatches, setPassword } from '../../accounts/users.js';
 import type { Invite } from '../../accounts/invites.js';
 import type { User, UserWithMemberships } from '../../accounts/types.js';
 import { clientAddress, proxyTrust } from '../../http/client-address.js';
 import { hashKey } from '../../lib/keys.js';
-import { BadRequest, TooManyRequests, Unauthorized } from '../../lib/errors.js';
+import { BadRequest, HttpError, TooManyRequests, Unauthorized } from '../../lib/errors.js';
 import type { z } from 'zod';
 import type { adminUserSchema, inviteSchema, userSchema } from './schema.js';
 
@@ -51,6 +52,19 @@ export async function verifyLogin(request: FastifyRequest, email: string, passwo
     throw Unauthorized(INVALID_LOGIN);
   }
   return user;
+}
+
+/**
+ * Changes the password of the session's user and ends their other sessions. A user removed
+ * meanwhile took this session with them: 401, as their next request gets (not a wrong password).
+ */
+export async function changePassword(request: FastifyRequest, session: ActiveSession, currentPassword: string, newPassword: string): Promise<void> {
+  try {
+    await verifyCurrentPassword(request, session.user, currentPassword);
+    await setPassword(request.server.deps.store.db, session.user.id, newPassword, session.idHash);
+  } catch (err) {
+    throw err instanceof HttpError && err.statusCode === 404 ? Unauthorized() : err;
+  }
 }
 
 /** The current password of a signed-in user, under the same failure limit as sign-in (per e-mail). */
