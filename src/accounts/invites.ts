@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
-import { Conflict, NotFound } from '../lib/errors.js';
+import { Conflict, NotFound, Unauthorized } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { projectExists } from '../projects/projects.js';
-import type { Database } from '../store/index.js';
+import { isForeignKeyViolation, type Database } from '../store/index.js';
 import { lockKey } from '../store/lock.js';
 import type { InvitesTable } from '../store/schema.js';
 import { hashPassword } from './passwords.js';
@@ -59,13 +59,20 @@ export async function createInvite(
     created_at: new Date(at).toISOString(),
     expires_at: new Date(at + INVITE_TTL_MS).toISOString(),
   };
-  await db.transaction().execute(async (trx) => {
-    // Two invites of one address at once would each delete none and both insert: the address's
-    // lock makes the second replace the first, as it does one after the other.
-    await lockKey(trx, `invite:${email}`);
-    await trx.deleteFrom('invites').where('email', '=', email).execute();
-    await trx.insertInto('invites').values(row).execute();
-  });
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      // Two invites of one address at once would each delete none and both insert: the address's
+      // lock makes the second replace the first, as it does one after the other.
+      await lockKey(trx, `invite:${email}`);
+      await trx.deleteFrom('invites').where('email', '=', email).execute();
+      await trx.insertInto('invites').values(row).execute();
+    })
+    .catch((err: unknown) => {
+      // `createdBy`, the signed-in user inviting, was removed meanwhile, and their session with
+      // them: 401, as their next request gets.
+      throw isForeignKeyViolation(err) ? Unauthorized() : err;
+    });
   return { invite: toInvite(row), token };
 }
 

@@ -579,6 +579,19 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
     }
   });
 
+  it('removes a user while they invite someone: an invite lands before (no longer naming them) or answers 401', async () => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { user, sessions } = await leavingOwner(round);
+      const emails = times(3, (i) => `invited-${round}-${i}-${base62(8).toLowerCase()}@example.com`);
+      const mixed = await race([send('removeUser', { userId: user.id }), ...emails.map((email, i) => send('createInvite', {}, { email, role: 'member', projects: [] }, sessions[i % 2]!))]);
+      expect(codes(mixed, 'removeUser')).toEqual([204]);
+      for (const a of mixed.filter((x) => x.operationId === 'createInvite' && x.statusCode !== 201)) expect([a.statusCode, a.json()]).toEqual([401, { error: 'Unauthorized' }]);
+      const invites = await db().selectFrom('invites').select(['email', 'created_by']).where('email', 'in', emails).orderBy('email').execute();
+      expect(invites).toEqual(ok(mixed, 'createInvite').map((a) => ({ email: a.json().invite.email, created_by: null })).sort((a, b) => a.email.localeCompare(b.email)));
+      await leftNothing(user.id);
+    }
+  });
+
   it('revokes an invite while it is accepted, and accepts one while its project is deleted', async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const p = await createProject(t, { model: 'builtin' });
