@@ -117,6 +117,16 @@ async function deleteSourceOnce(db: Db, sourceId: string, alsoDelete?: (trx: Tra
 }
 
 /**
+ * Runs `write` in a transaction that holds the source's row, for a write elsewhere that names the
+ * source: a delete of the source at the same moment waits for it, and then sees what it wrote (and
+ * undoes it with the rest: deleteSource's `alsoDelete`), or came first; then `write` does not run
+ * and the answer is null.
+ */
+export async function whileSourceExists<T>(db: Db, sourceId: string, write: (trx: Transaction<Database>) => Promise<T>): Promise<T | null> {
+  return db.transaction().execute(async (trx) => ((await lockRow(trx, 'knowledge_sources', sourceId)) ? write(trx) : null));
+}
+
+/**
  * Fetches a URL or sitemap source again. The current content stays searchable until the new one is
  * complete. A sync while one is already queued or running returns the source as it is.
  */

@@ -2,6 +2,7 @@ import { keywords } from '../../agent/builtin/text.js';
 import { claimGap, dismissGap, gapAnswered, knowledgeGaps, releaseGap, type GapReport, type GapRow } from '../../conversations/gaps.js';
 import type { AppDeps } from '../../deps.js';
 import { addFaqItem } from '../../knowledge/faq.js';
+import { whileSourceExists } from '../../knowledge/sources.js';
 import type { Project } from '../../projects/project.js';
 import { toSource } from '../knowledge/service.js';
 import type { KnowledgeSource } from '../knowledge/schema.js';
@@ -52,14 +53,23 @@ export async function resolveGap(deps: AppDeps, project: Project, gapId: string,
   // Claimed first, so that of two resolves at once one adds its answer and the other gets 409; put
   // back as it was when the answer could not be added.
   const claim = await claimGap(deps.store.db, project.id, gapId, answer);
-  const source = await addFaqItem(deps, project.id, { question: claim.before.question, answer }).catch(async (err: unknown) => {
-    // Best effort: the error that matters is the one that stopped the answer. A claim left behind
-    // (the database gone for the release too) may be taken again after a while (claimGap).
-    await releaseGap(deps.store.db, claim).catch(() => undefined);
-    throw err;
-  });
-  const resolved = await gapAnswered(deps.store.db, claim, source.id);
-  return { gap: toGap(resolved), source: toSource(source) };
+  for (let attempt = 1; ; attempt++) {
+    const source = await addFaqItem(deps, project.id, { question: claim.before.question, answer }).catch(async (err: unknown) => {
+      // Best effort: the error that matters is the one that stopped the answer. A claim left behind
+      // (the database gone for the release too) may be taken again after a while (claimGap).
+      await releaseGap(deps.store.db, claim).catch(() => undefined);
+      throw err;
+    });
+    // Recorded under the source's lock: a delete of the source at the same moment waits, then
+    // reopens the gap with the others answered there; or it came first, and the answer goes to the
+    // answers source made anew, as it would a moment later (rather than name a deleted source).
+    const resolved = await whileSourceExists(deps.store.db, source.id, (trx) => gapAnswered(trx, claim, source.id));
+    if (resolved) return { gap: toGap(resolved), source: toSource(source) };
+    if (attempt >= 3) {
+      await releaseGap(deps.store.db, claim).catch(() => undefined);
+      throw new Error('The answers source kept being deleted; try again');
+    }
+  }
 }
 
 export async function dismiss(deps: AppDeps, project: Project, gapId: string): Promise<Gap> {
