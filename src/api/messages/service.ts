@@ -8,6 +8,7 @@ import { handoffState, type HandoffState } from '../../conversations/handoff.js'
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
 import { BadRequest, Conflict, Forbidden, HttpError, NotFound } from '../../lib/errors.js';
+import { isForeignKeyViolation } from '../../store/index.js';
 import { newId } from '../../lib/ids.js';
 import type { KeyOwner } from '../../projects/keys.js';
 import { projectExists } from '../../projects/projects.js';
@@ -72,7 +73,10 @@ export async function acceptSend(
 
   const handoff = handoffState(conv);
   const ttl = deps.config.ANSWERDESK_MODEL_TIMEOUT_MS + LEASE_MARGIN_MS;
-  const token = await claimAnswerLeaseWithin(db, conv.id, ttl, handoff === null ? 0 : HANDOFF_WAIT_MS);
+  const token = await claimAnswerLeaseWithin(db, conv.id, ttl, handoff === null ? 0 : HANDOFF_WAIT_MS).catch((err: unknown) => {
+    // The conversation went (its project deleted) since it was read: the answer a send to it gets now.
+    throw isForeignKeyViolation(err) ? BadRequest('Invalid conversation') : err;
+  });
   if (!token) throw Conflict('Conversation is busy');
   // Also when the database was away as the answer ended: otherwise the conversation stays busy
   // until the lease expires. The deletion is idempotent, so retrying it is safe.
