@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminAuth, auth, createProject, createTestApp, dialects, type TestApp } from '../../test/helper.js';
 import { createUser } from '../accounts/users.js';
@@ -616,6 +617,38 @@ describe.each(dialects)('concurrent writes on $name', (dialect) => {
       expect(await db().selectFrom('memberships').select('project_id').where('user_id', '=', users[0]!.id).execute()).toEqual([]);
     }
   });
+
+  // PostgreSQL only: SQLite's one connection cannot hold a delete open while the invite is accepted.
+  if (dialect.name === 'postgres') {
+    it('accepts an invite while the delete of its project is under way: the project is skipped, not a 500', async () => {
+      const p = await createProject(t, { model: 'builtin' });
+      const email = `held-${base62(8).toLowerCase()}@example.com`;
+      const invite = (await send('createInvite', {}, { email, role: 'member', projects: [{ projectId: p.project.id, role: 'agent' }] })).json();
+      const token = new URL(invite.url, 'http://x').searchParams.get('token')!;
+      let accepted: Promise<Answer> | undefined;
+      // The delete holds the project's row until it commits; the acceptance, sent meanwhile, has read
+      // that the project exists and must not then fail the membership's foreign key.
+      await db()
+        .transaction()
+        .execute(async (trx) => {
+          await trx.deleteFrom('projects').where('id', '=', p.project.id).execute();
+          accepted = send('acceptInvite', {}, { token, name: 'Held', password: 'correct horse battery' }, SAME_ORIGIN);
+          for (let i = 0; i < 200; i++) {
+            const { n } = await db()
+              .selectFrom(sql<{ granted: boolean }>`pg_locks`.as('l'))
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('granted', '=', false)
+              .executeTakeFirstOrThrow();
+            if (Number(n) > 0) break;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        });
+      const answer = await accepted!;
+      expect([answer.statusCode, answer.body]).toEqual([201, expect.any(String)]);
+      const user = await db().selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
+      expect(await db().selectFrom('memberships').select('project_id').where('user_id', '=', user.id).execute()).toEqual([]);
+    });
+  }
 
   it('deletes the answers source while gaps are resolved into it and it is searched: a gap names a source that holds its answer, or is open again', async () => {
     const p = await createProject(t, { model: 'builtin' });
