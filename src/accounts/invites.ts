@@ -1,9 +1,9 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { Conflict, NotFound, Unauthorized } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
-import { projectExists } from '../projects/projects.js';
+import { keepExistingProjects, projectExists } from '../projects/projects.js';
 import { isForeignKeyViolation, type Database } from '../store/index.js';
-import { keepingRows, lockKey } from '../store/lock.js';
+import { lockKey } from '../store/lock.js';
 import type { InvitesTable } from '../store/schema.js';
 import { hashPassword } from './passwords.js';
 import { hashToken, newToken } from './tokens.js';
@@ -118,9 +118,7 @@ export async function acceptInvite(db: Kysely<Database>, token: string, input: {
     // A project deleted since the invite was made is skipped rather than failing the acceptance. The
     // read keeps the projects it finds until the memberships are written: a delete under way waits,
     // or came first and its project is not found, rather than failing the membership's foreign key.
-    const ids = invite.projects.map((p) => p.projectId);
-    const found = ids.length ? await sql<{ id: string }>`select id from projects where id in (${sql.join(ids)})${keepingRows(trx)}`.execute(trx) : { rows: [] };
-    const existing = new Set(found.rows.map((r) => r.id));
+    const existing = await keepExistingProjects(trx, invite.projects.map((p) => p.projectId));
     const memberships: Membership[] = invite.projects.filter((p) => existing.has(p.projectId));
     return insertUser(trx, { email: invite.email, name: input.name, role: invite.role, password: input.password, memberships }, passwordHash);
   });

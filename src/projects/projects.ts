@@ -1,10 +1,10 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { NotFound } from '../lib/errors.js';
 import { newId, now } from '../lib/ids.js';
 import { generateHmacSecret } from '../lib/keys.js';
 import type { SecretSealer } from '../lib/secret-box.js';
 import { isUniqueViolation, type Database } from '../store/index.js';
-import { lockRow } from '../store/lock.js';
+import { keepingRows, lockRow } from '../store/lock.js';
 import type { ProjectsTable } from '../store/schema.js';
 import { sealHmacSecret } from './hmac-secret.js';
 import { createKey } from './keys.js';
@@ -86,6 +86,17 @@ export async function getProject(db: Db, id: string): Promise<Project> {
 /** Whether a project with this id exists. */
 export async function projectExists(db: Db, id: string): Promise<boolean> {
   return (await db.selectFrom('projects').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+}
+
+/**
+ * Which of `ids` name projects, kept from being deleted until the transaction `trx` ends: for a
+ * transaction that goes on to write rows referencing them. A delete under way is waited for, and its
+ * project not returned, rather than the rows' foreign key failing later (keepingRows).
+ */
+export async function keepExistingProjects(trx: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`select id from projects where id in (${sql.join(ids)})${keepingRows(trx)}`.execute(trx);
+  return new Set(rows.map((r) => r.id));
 }
 
 /**
