@@ -20,6 +20,11 @@ export class HttpError extends Error {
   }
 }
 
+/** A 404 a service threw: the row it looked for is not there (often: deleted since the route read it). */
+export function isNotFound(err: unknown): err is HttpError {
+  return err instanceof HttpError && err.statusCode === 404;
+}
+
 export const BadRequest = (message: string, extra?: Record<string, unknown>) =>
   new HttpError(400, message, extra);
 export const ValidationError = (details: ErrorDetail[]) =>

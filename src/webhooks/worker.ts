@@ -1,7 +1,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { sql, type Kysely } from 'kysely';
-import { Conflict, HttpError, NotFound } from '../lib/errors.js';
+import { Conflict, isNotFound, NotFound } from '../lib/errors.js';
 import { base62, now } from '../lib/ids.js';
 import { SafeFetchError, safeFetch, type AddressPolicy } from '../net/safe-fetch.js';
 import type { Metrics } from '../lib/metrics.js';
@@ -235,7 +235,7 @@ export async function sendTestEvent(deps: WebhookDeps, projectId: string, endpoi
   // The endpoint deleted since it was read: its delivery's foreign key fails (and the event goes
   // with the transaction), or the delete's cascade takes the delivery before it is read back. Either
   // way the answer is the one the same request gets a moment later.
-  const gone = (err: unknown) => (isForeignKeyViolation(err) || (err instanceof HttpError && err.statusCode === 404) ? NotFound('Webhook not found') : err);
+  const gone = (err: unknown) => (isForeignKeyViolation(err) || isNotFound(err) ? NotFound('Webhook not found') : err);
   const { deliveryIds } = await deps.db
     .transaction()
     .execute((trx) => insertEvent(trx, projectId, TEST_EVENT_TYPE, { webhookId: endpoint.id, message: 'A test event sent from AnswerDesk.' }, [endpoint.id]))

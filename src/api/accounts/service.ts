@@ -5,7 +5,7 @@ import type { Invite } from '../../accounts/invites.js';
 import type { User, UserWithMemberships } from '../../accounts/types.js';
 import { clientAddress, proxyTrust } from '../../http/client-address.js';
 import { hashKey } from '../../lib/keys.js';
-import { BadRequest, HttpError, TooManyRequests, Unauthorized } from '../../lib/errors.js';
+import { BadRequest, isNotFound, TooManyRequests, Unauthorized } from '../../lib/errors.js';
 import type { z } from 'zod';
 import type { adminUserSchema, inviteSchema, userSchema } from './schema.js';
 
@@ -63,7 +63,7 @@ export async function changePassword(request: FastifyRequest, session: ActiveSes
     await verifyCurrentPassword(request, session.user, currentPassword);
     await setPassword(request.server.deps.store.db, session.user.id, newPassword, session.idHash);
   } catch (err) {
-    throw err instanceof HttpError && err.statusCode === 404 ? Unauthorized() : err;
+    throw isNotFound(err) ? Unauthorized() : err;
   }
 }
 

@@ -3,7 +3,7 @@ import { createConversation, getConversation } from '../../conversations/convers
 import { currentHandoff } from '../../conversations/handoff.js';
 import { listMessages } from '../../conversations/messages.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { HttpError, Unauthorized } from '../../lib/errors.js';
+import { isNotFound, Unauthorized } from '../../lib/errors.js';
 import { checkIdentity } from '../identity/verify.js';
 import {
   conversationCreated,
@@ -38,7 +38,7 @@ export const conversationRoutes: FastifyPluginAsyncZod = async (app) => {
       await checkIdentity(request, owner, externalId);
       const row = await createConversation(db, owner.project.id, externalId ?? undefined).catch((err: unknown) => {
         // The key's project was deleted meanwhile: the key is unknown now, as the next call finds.
-        throw err instanceof HttpError && err.statusCode === 404 ? Unauthorized() : err;
+        throw isNotFound(err) ? Unauthorized() : err;
       });
       return reply.code(201).send({ conversationId: row.id });
     },

@@ -39,7 +39,7 @@ export const gapRoutes: FastifyPluginAsyncZod = async (app) => {
         "Adds the gap's question with this answer to the project's FAQ source of answers (created on first use; the same question again replaces its answer) and marks the gap resolved. Once the source is indexed, the agent answers the question, and its paraphrases, from that item and cites it.",
       params: gapParams,
       body: resolveGapBody,
-      response: { 200: gapResolved, ...adminErrors, 409: adminErrors[404].describe('`Gap already resolved`.') },
+      response: { 200: gapResolved, ...adminErrors, 409: adminErrors[404].describe('`Gap already resolved`, or the answers source was deleted three times while the answer went in (`The answers source was deleted meanwhile; try again`; the gap is open again).') },
     },
     handler: async (request) => {
       const project = await adminProject(request, request.params.projectId);

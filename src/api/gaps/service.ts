@@ -1,6 +1,7 @@
 import { keywords } from '../../agent/builtin/text.js';
 import { claimGap, dismissGap, gapAnswered, knowledgeGaps, releaseGap, type GapReport, type GapRow } from '../../conversations/gaps.js';
 import type { AppDeps } from '../../deps.js';
+import { Conflict } from '../../lib/errors.js';
 import { addFaqItem } from '../../knowledge/faq.js';
 import { whileSourceExists } from '../../knowledge/sources.js';
 import type { Project } from '../../projects/project.js';
@@ -67,7 +68,8 @@ export async function resolveGap(deps: AppDeps, project: Project, gapId: string,
     if (resolved) return { gap: toGap(resolved), source: toSource(source) };
     if (attempt >= 3) {
       await releaseGap(deps.store.db, claim).catch(() => undefined);
-      throw new Error('The answers source kept being deleted; try again');
+      // A plain error here would be a 500 for a race of the caller's own making: a documented 409.
+      throw Conflict('The answers source was deleted meanwhile; try again');
     }
   }
 }

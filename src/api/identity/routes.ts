@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Kysely } from 'kysely';
 import { upsertEndUser } from '../../conversations/end-users.js';
 import { API_PREFIX, keyOwner } from '../../http/auth.js';
-import { HttpError, Unauthorized } from '../../lib/errors.js';
+import { HttpError, isNotFound, Unauthorized } from '../../lib/errors.js';
 import { verifyUserHmac } from '../../lib/keys.js';
 import { errorSchema } from '../../http/error-schemas.js';
 import { identified, identifyBody, identityFailure, verified, verifyBody } from './schema.js';
@@ -17,7 +17,7 @@ const invalid = (message: string) => new HttpError(401, message, { verified: fal
  */
 async function saveVerified(db: Kysely<Database>, projectId: string, externalId: string, fields: { email?: string | null; name?: string | null }) {
   return upsertEndUser(db, projectId, externalId, { ...fields, verified: true }).catch((err: unknown) => {
-    throw err instanceof HttpError && err.statusCode === 404 ? Unauthorized() : err;
+    throw isNotFound(err) ? Unauthorized() : err;
   });
 }
 

@@ -7,7 +7,7 @@ import { appendMessage, listHistory, type HistoryMessage, type MessageRow } from
 import { handoffState, type HandoffState } from '../../conversations/handoff.js';
 import { effectiveStatus } from '../../conversations/status.js';
 import type { AppDeps } from '../../deps.js';
-import { BadRequest, Conflict, Forbidden, HttpError, NotFound } from '../../lib/errors.js';
+import { BadRequest, Conflict, Forbidden, isNotFound, NotFound } from '../../lib/errors.js';
 import { isForeignKeyViolation } from '../../store/index.js';
 import { newId } from '../../lib/ids.js';
 import type { KeyOwner } from '../../projects/keys.js';
@@ -74,8 +74,7 @@ export async function acceptSend(
   const handoff = handoffState(conv);
   const ttl = deps.config.ANSWERDESK_MODEL_TIMEOUT_MS + LEASE_MARGIN_MS;
   const token = await claimAnswerLeaseWithin(db, conv.id, ttl, handoff === null ? 0 : HANDOFF_WAIT_MS).catch((err: unknown) => {
-    // The conversation went (its project deleted) since it was read: the answer a send to it gets now.
-    throw isForeignKeyViolation(err) ? BadRequest('Invalid conversation') : err;
+    throw sentToGone(err);
   });
   if (!token) throw Conflict('Conversation is busy');
   // Also when the database was away as the answer ended: otherwise the conversation stays busy
@@ -108,8 +107,7 @@ export async function acceptSend(
     // next message at once does not find it busy. With the database away the request fails now
     // (503) and the release goes on retrying behind it.
     if (!isUnavailable(err)) await released;
-    // The conversation went (its project deleted) since it was read: the answer a send to it gets now.
-    throw err instanceof HttpError && err.statusCode === 404 && err.message === 'Conversation not found' ? BadRequest('Invalid conversation') : err;
+    throw sentToGone(err);
   }
 
   return {
@@ -123,6 +121,15 @@ export async function acceptSend(
     userMessage,
     history,
   };
+}
+
+/**
+ * What a send throws when its conversation went (its project deleted) since it was read: the lease's
+ * or the question's foreign key, or the conversation not found to append to. The answer is the one a
+ * send to it gets now, 400 `Invalid conversation`.
+ */
+function sentToGone(err: unknown): unknown {
+  return isForeignKeyViolation(err) || isNotFound(err) ? BadRequest('Invalid conversation') : err;
 }
 
 /**
